@@ -1,0 +1,1 @@
+"""The ``peakopt`` command line: a thin click layer over the library."""

@@ -1,0 +1,5 @@
+"""``python -m peakopt.cli``."""
+
+from peakopt.cli.main import main
+
+main()

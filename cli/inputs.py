@@ -1,0 +1,117 @@
+"""Commands about inputs: validate, convert, schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from pydantic import BaseModel
+
+from peakopt.cli.common import input_options, read_inputs, warn
+from peakopt.instances import WRITE_FORMATS, InputError, load, render, write_atomic
+from peakopt.models import Machine, Schedule, Segment, SolveResult, Suite, Task, Workflow
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "workflow": Workflow,
+    "suite": Suite,
+    "task": Task,
+    "segment": Segment,
+    "machine": Machine,
+    "schedule": Schedule,
+    "reference": SolveResult,
+}
+
+
+def summary(suite: Suite) -> str:
+    """``2 workflows (12 tasks), 1 machine`` for a suite."""
+    tasks = sum(len(w.tasks) for w in suite.workflows)
+    workflows = len(suite.workflows)
+    machines = len(suite.machines)
+    return (
+        f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
+        f"{machines} machine{'s' * (machines != 1)}"
+    )
+
+
+def unconstrained(suite: Suite) -> list[str]:
+    """Warnings for resources that tasks use but a machine does not limit."""
+    used = frozenset().union(*(w.resources for w in suite.workflows))
+    return [
+        f"machine {m.name!r} does not limit {', '.join(sorted(used - m.capacity.keys()))}; "
+        "it is treated as unconstrained"
+        for m in suite.machines
+        if used - m.capacity.keys()
+    ]
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@input_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON record per file on stdout.")
+def validate(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bool, as_json: bool) -> None:
+    """Check input files: one line per file, OK with counts or the error.
+
+    Exits 1 when any file is bad.
+
+    Example: peakopt validate bundled:refund ../shared/psplib/j30/*.sm
+    """
+    failed = 0
+    for path in paths:
+        record: dict[str, Any] = {"path": path}
+        try:
+            suite = load(path, format=fmt, cpu=cpu, keep_dummies=keep_dummies)
+        except InputError as exc:
+            failed += 1
+            record.update(ok=False, error=str(exc))
+            if not as_json:
+                click.echo(f"Error: {exc}", err=True)
+        else:
+            notes = unconstrained(suite)
+            record.update(
+                ok=True,
+                workflows=len(suite.workflows),
+                tasks=sum(len(w.tasks) for w in suite.workflows),
+                machines=[m.name for m in suite.machines],
+                warnings=notes,
+            )
+            if not as_json:
+                click.echo(f"OK {path}: {summary(suite)}")
+                for note in notes:
+                    warn(f"{path}: {note}")
+        if as_json:
+            click.echo(json.dumps(record))
+    if failed:
+        raise SystemExit(1)
+
+
+@click.command()
+@click.argument("source", metavar="IN")
+@click.option("-o", "--output", required=True, help="File to write (replaced atomically).")
+@click.option(
+    "--to",
+    type=click.Choice(WRITE_FORMATS),
+    help="Output format; by default jsonl for .jsonl files, else json.",
+)
+@input_options
+def convert(source: str, output: str, to: str | None, fmt: str | None, cpu: str, keep_dummies: bool) -> None:
+    """Convert an input file to peakopt JSON, JSON Lines or a PeakBench context.
+
+    Example: peakopt convert ../shared/psplib/j30/j301_1.sm -o j301_1.json
+    """
+    suite = read_inputs([source], fmt, cpu, keep_dummies)
+    kind = to or ("jsonl" if output.lower().endswith((".jsonl", ".ndjson")) else "json")
+    write_atomic(output, render(suite, kind, output))
+    click.echo(f"wrote {output} ({kind}): {summary(suite)}", err=True)
+
+
+@click.command()
+@click.argument("name", type=click.Choice(sorted(SCHEMAS)), default="workflow", required=False)
+def schema(name: str) -> None:
+    """Print the JSON Schema of a peakopt document (default: workflow).
+
+    Useful as the structured-output schema of an LLM call.
+
+    Example: peakopt schema suite > suite.schema.json
+    """
+    click.echo(json.dumps(SCHEMAS[name].model_json_schema(), indent=2))

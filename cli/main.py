@@ -1,0 +1,29 @@
+"""The ``peakopt`` command."""
+
+from __future__ import annotations
+
+import click
+
+from peakopt.cli.common import Group, package_version
+from peakopt.cli.inputs import convert, schema, validate
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_version(), prog_name="peakopt")
+def cli() -> None:
+    """Optimal schedules for agent tool workflows under resource limits.
+
+    peakopt also scores any other schedule against the optimum.
+
+    Inputs are peakopt JSON (workflow or suite), JSON Lines, PSPLIB .sm,
+    Patterson .rcp, PeakBench contexts, or bundled:NAME (e.g. bundled:refund).
+    """
+
+
+for command in (validate, convert, schema):
+    cli.add_command(command)
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    cli()

@@ -1,0 +1,1 @@
+"""Bundled inputs: the refund example and the default suite."""

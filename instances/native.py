@@ -1,0 +1,147 @@
+"""peakopt's own JSON formats: a workflow, a suite, JSON Lines of workflows."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from peakopt.instances.errors import InputError, from_validation
+from peakopt.instances.peakbench import from_context
+from peakopt.models import Machine, Suite, Workflow
+
+
+def parse_document(
+    data: Any, source: str | Path, *, cpu: str = "peak", prefix: str = "", rasc: bool = False
+) -> Suite:
+    """Build a suite from one decoded JSON document.
+
+    A document is a suite (``workflows``/``machines``), a workflow
+    (``tasks``), a PeakBench context (``steps``; always, with ``rasc=True``)
+    or a list of workflows.
+
+    Raises
+    ------
+    InputError
+        When the document has another shape or breaks a model rule.
+    """
+    if isinstance(data, list):
+        data = {"workflows": data}
+    model: type[Suite] | type[Workflow]
+    if isinstance(data, dict) and "tasks" in data:
+        model = Workflow
+    elif isinstance(data, dict) and ("steps" in data or rasc):
+        return from_context(data, source, cpu=cpu, prefix=prefix)
+    elif isinstance(data, dict) and ("workflows" in data or "machines" in data):
+        model = Suite
+    else:
+        raise InputError(
+            source,
+            prefix,
+            f"JSON of the wrong shape ({type(data).__name__}): expected a workflow (with 'tasks'), "
+            "a suite (with 'workflows'), a list of workflows or a PeakBench context (with 'steps')",
+        )
+    try:
+        parsed = model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(source, exc, data, prefix) from None
+    return parsed if isinstance(parsed, Suite) else Suite(workflows=(parsed,))
+
+
+def parse_json(text: str, source: str | Path, *, cpu: str = "peak", rasc: bool = False) -> Suite:
+    """Parse a JSON file's text; falls back to JSON Lines when it holds several documents."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            return parse_jsonl(text, source, cpu=cpu, rasc=rasc)
+        raise InputError(
+            source, "", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    return parse_document(data, source, cpu=cpu, rasc=rasc)
+
+
+def parse_jsonl(text: str, source: str | Path, *, cpu: str = "peak", rasc: bool = False) -> Suite:
+    """Parse JSON Lines: one document (usually a workflow) per non-blank line."""
+    parts: list[Suite] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        prefix = f"line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(source, prefix, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+        parts.append(parse_document(data, source, cpu=cpu, prefix=prefix, rasc=rasc))
+    if not parts:
+        raise InputError(source, "", "holds no JSON document")
+    return merge(parts, source)
+
+
+def merge(suites: Iterable[Suite], source: str | Path = "<inputs>") -> Suite:
+    """Concatenate suites; machines of the same name must have the same capacities.
+
+    Raises
+    ------
+    InputError
+        On a workflow id used twice or a machine name with two capacities.
+    """
+    machines: dict[str, Machine] = {}
+    workflows: dict[str, Workflow] = {}
+    for suite in suites:
+        for machine in suite.machines:
+            known = machines.setdefault(machine.name, machine)
+            if known.capacity != machine.capacity:
+                raise InputError(
+                    source, f"machine {machine.name!r}", "defined twice with different capacities"
+                )
+        for workflow in suite.workflows:
+            if workflow.id in workflows:
+                raise InputError(source, f"workflow {workflow.id!r}", "duplicate workflow id")
+            workflows[workflow.id] = workflow
+    return Suite(machines=tuple(machines.values()), workflows=tuple(workflows.values()))
+
+
+def dump(model: Workflow | Suite | Machine) -> dict[str, Any]:
+    """JSON-ready dict of a model, without fields left at their defaults."""
+    return model.model_dump(mode="json", exclude_defaults=True)
+
+
+def suite_document(suite: Suite) -> dict[str, Any]:
+    """The suite as one JSON document; a lone workflow with no machine stays a workflow."""
+    if len(suite.workflows) == 1 and not suite.machines and not suite.meta:
+        return dump(suite.workflows[0])
+    return dump(suite)
+
+
+def to_json(suite: Suite) -> str:
+    """Native JSON text of a suite (see :func:`suite_document`)."""
+    return pretty_json(suite_document(suite))
+
+
+def pretty_json(document: Any) -> str:
+    """Indented JSON text ending in a newline."""
+    return json.dumps(document, indent=2) + "\n"
+
+
+def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
+    """JSON Lines text: one compact document per line."""
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a crash never leaves a half-written file."""
+    target = Path(path)
+    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        Path(temp).replace(target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

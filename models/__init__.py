@@ -1,0 +1,18 @@
+"""peakopt's data model: frozen pydantic models, validated once on creation."""
+
+from peakopt.models.errors import PeakoptError
+from peakopt.models.schedule import Schedule, SolveResult, Status
+from peakopt.models.task import Segment, Task
+from peakopt.models.workflow import Machine, Suite, Workflow
+
+__all__ = [
+    "Machine",
+    "PeakoptError",
+    "Schedule",
+    "Segment",
+    "SolveResult",
+    "Status",
+    "Suite",
+    "Task",
+    "Workflow",
+]

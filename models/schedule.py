@@ -1,0 +1,98 @@
+"""Schedules and solver results."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from peakopt.models.task import FROZEN
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Status = Literal["optimal", "feasible", "infeasible", "unknown", "error"]
+
+
+class Schedule(BaseModel):
+    """Start times of a workflow's tasks on a machine.
+
+    Starts are not checked against the workflow here: a schedule may be wrong
+    (an LLM's), and saying how is the oracle's job.
+
+    Parameters
+    ----------
+    workflow
+        Id of the workflow.
+    machine
+        Name of the machine profile, if any.
+    starts
+        Task id -> start time in seconds.
+    source
+        Who produced it: a model name, a heuristic name.
+    meta
+        Anything else.
+    """
+
+    model_config = FROZEN
+
+    workflow: str
+    machine: str | None = None
+    starts: dict[str, Finite]
+    source: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class SolveResult(BaseModel):
+    """Outcome of a solve; one line of a references file (JSON Lines).
+
+    Parameters
+    ----------
+    workflow, machine
+        What was solved.
+    status
+        ``optimal`` (makespan proven), ``feasible`` (a schedule and a bound),
+        ``infeasible``, ``unknown`` (no schedule in time) or ``error``.
+    makespan
+        Makespan of ``starts`` (the upper bound), if a schedule was found.
+    lower_bound
+        Proven lower bound on the optimal makespan.
+    starts
+        The best schedule found.
+    cva_floor
+        The capacity violation no schedule can avoid.
+    solver
+        Backend name, e.g. ``cpsat`` or ``milp``.
+    params
+        Solver parameters used (time limit, workers, seed...).
+    seconds
+        Wall time of the solve.
+    exact
+        Whether the integer scaling was exact; if not, times were rounded
+        conservatively.
+    tick
+        Seconds per integer time unit in the model.
+    message
+        Why, when status is ``error`` or ``unknown``.
+    """
+
+    model_config = FROZEN
+
+    workflow: str
+    machine: str | None = None
+    status: Status
+    makespan: Finite | None = None
+    lower_bound: Finite | None = None
+    starts: dict[str, Finite] | None = None
+    cva_floor: Finite = 0.0
+    solver: str = "cpsat"
+    params: dict[str, Any] = Field(default_factory=dict)
+    seconds: Finite = 0.0
+    exact: bool = True
+    tick: Finite = 1.0
+    message: str | None = None
+
+    @property
+    def schedule(self) -> Schedule | None:
+        """The best schedule found, as a :class:`Schedule`."""
+        if self.starts is None:
+            return None
+        return Schedule(workflow=self.workflow, machine=self.machine, starts=self.starts, source=self.solver)

@@ -1,0 +1,107 @@
+"""Tool calls: a resource profile over a fixed duration, and predecessors."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: A finite, non-negative number (a duration in seconds or a demand).
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+#: Resource name -> amount, e.g. ``{"cpu": 1.5, "memory_mb": 2048}``.
+Demand = dict[Annotated[str, Field(min_length=1)], NonNegative]
+
+FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Segment(BaseModel):
+    """A constant-usage phase of a task.
+
+    Parameters
+    ----------
+    duration
+        Length of the phase in seconds.
+    demand
+        Resource usage during the phase.
+    """
+
+    model_config = FROZEN
+
+    duration: NonNegative
+    demand: Demand = Field(default_factory=dict)
+
+
+class Task(BaseModel):
+    """One tool call of a workflow.
+
+    A task has either a constant profile (``duration`` and ``demand``) or a
+    piecewise ``profile`` of segments run back to back, never both.
+
+    Parameters
+    ----------
+    id
+        Unique within its workflow.
+    tool, server
+        What is called, for reports and plots.
+    depends_on
+        Ids of the tasks that must finish before this one starts.
+    duration, demand
+        Constant profile.
+    profile
+        Piecewise-constant profile, e.g. a start-up spike then a steady phase.
+    meta
+        Anything else (average CPU, tags, the source's fields).
+    """
+
+    model_config = FROZEN
+
+    id: Annotated[str, Field(min_length=1)]
+    tool: str | None = None
+    server: str | None = None
+    depends_on: tuple[str, ...] = ()
+    duration: NonNegative | None = None
+    demand: Demand | None = None
+    profile: tuple[Segment, ...] | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_profile(self) -> Task:
+        if self.profile is None:
+            if self.duration is None:
+                raise ValueError("needs a 'duration' (with 'demand') or a 'profile'")
+        else:
+            if self.duration is not None or self.demand is not None:
+                raise ValueError("has both 'profile' and 'duration'/'demand'; give one")
+            if not self.profile:
+                raise ValueError("has an empty 'profile'; give at least one segment")
+        seen: set[str] = set()
+        for pred in self.depends_on:
+            if pred in seen:
+                raise ValueError(f"lists predecessor {pred!r} twice")
+            seen.add(pred)
+        return self
+
+    @property
+    def segments(self) -> tuple[Segment, ...]:
+        """The profile as segments (a constant task is one segment)."""
+        if self.profile is not None:
+            return self.profile
+        return (Segment(duration=self.duration or 0.0, demand=self.demand or {}),)
+
+    @property
+    def length(self) -> float:
+        """Total run time in seconds."""
+        if self.profile is None:
+            return self.duration or 0.0
+        return math.fsum(s.duration for s in self.profile)
+
+    @property
+    def resources(self) -> frozenset[str]:
+        """Names of the resources the task uses at some point."""
+        return frozenset(r for s in self.segments for r in s.demand)
+
+    def peak(self, resource: str) -> float:
+        """Highest demand on ``resource`` over the task's run (0 if unused)."""
+        return max((s.demand.get(resource, 0.0) for s in self.segments), default=0.0)

@@ -1,0 +1,148 @@
+"""Workflows (a DAG of tool calls), machines and suites."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Annotated, Any
+
+import networkx as nx
+from pydantic import BaseModel, Field, model_validator
+
+from peakopt.models.task import FROZEN, Task
+
+Name = Annotated[str, Field(min_length=1)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class Workflow(BaseModel):
+    """A set of tasks with precedence constraints (a DAG).
+
+    Parameters
+    ----------
+    id
+        Name of the workflow.
+    tasks
+        At least one task; ids unique, predecessors known, no cycle.
+    meta
+        Anything else, e.g. ``tier`` and ``source``.
+    """
+
+    model_config = FROZEN
+
+    id: Name
+    tasks: tuple[Task, ...] = Field(min_length=1)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _dag(self) -> Workflow:
+        ids: set[str] = set()
+        for task in self.tasks:
+            if task.id in ids:
+                raise ValueError(f"duplicate task id {task.id!r}")
+            ids.add(task.id)
+        for task in self.tasks:
+            for pred in task.depends_on:
+                if pred not in ids:
+                    raise ValueError(f"task {task.id!r} depends on unknown task {pred!r}")
+        try:
+            cycle = nx.find_cycle(self.graph)
+        except nx.NetworkXNoCycle:
+            return self
+        path = [edge[0] for edge in cycle] + [cycle[0][0]]
+        raise ValueError("dependency cycle " + " -> ".join(path))
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """Precedence graph: an edge ``a -> b`` when ``b`` depends on ``a``."""
+        graph = nx.DiGraph()
+        graph.add_nodes_from(t.id for t in self.tasks)
+        graph.add_edges_from((p, t.id) for t in self.tasks for p in t.depends_on)
+        return graph
+
+    @cached_property
+    def index(self) -> dict[str, int]:
+        """Task id -> position in ``tasks``."""
+        return {t.id: i for i, t in enumerate(self.tasks)}
+
+    def task(self, task_id: str) -> Task:
+        """The task with id ``task_id`` (KeyError if unknown)."""
+        return self.tasks[self.index[task_id]]
+
+    @property
+    def edges(self) -> list[tuple[str, str]]:
+        """Precedence edges ``(predecessor, successor)`` in task order."""
+        return [(p, t.id) for t in self.tasks for p in t.depends_on]
+
+    @property
+    def resources(self) -> frozenset[str]:
+        """Every resource some task uses."""
+        return frozenset(r for t in self.tasks for r in t.resources)
+
+
+class Machine(BaseModel):
+    """Capacities of the machine the workflow runs on.
+
+    A resource that tasks use but the machine does not list is unconstrained.
+
+    Parameters
+    ----------
+    name
+        Profile name, e.g. ``small`` or ``psplib``.
+    capacity
+        Resource -> positive capacity.
+    meta
+        Anything else.
+    """
+
+    model_config = FROZEN
+
+    name: Name
+    capacity: dict[Name, Positive]
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Suite(BaseModel):
+    """Workflows and the machine profiles to run each of them on.
+
+    Parameters
+    ----------
+    machines
+        Machine profiles with unique names (may be empty).
+    workflows
+        At least one workflow; ids unique.
+    meta
+        Anything else, e.g. the generator's seed.
+    """
+
+    model_config = FROZEN
+
+    machines: tuple[Machine, ...] = ()
+    workflows: tuple[Workflow, ...] = Field(min_length=1)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Suite:
+        for kind, names in (
+            ("machine name", [m.name for m in self.machines]),
+            ("workflow id", [w.id for w in self.workflows]),
+        ):
+            seen: set[str] = set()
+            for name in names:
+                if name in seen:
+                    raise ValueError(f"duplicate {kind} {name!r}")
+                seen.add(name)
+        return self
+
+    def machine(self, name: str) -> Machine:
+        """The machine called ``name`` (KeyError if unknown)."""
+        for machine in self.machines:
+            if machine.name == name:
+                return machine
+        raise KeyError(name)
+
+    def workflow(self, workflow_id: str) -> Workflow:
+        """The workflow with id ``workflow_id`` (KeyError if unknown)."""
+        for workflow in self.workflows:
+            if workflow.id == workflow_id:
+                return workflow
+        raise KeyError(workflow_id)

@@ -1,0 +1,1 @@
+"""The independent judge: scores any schedule; depends on peakopt.models only."""

@@ -1,0 +1,1 @@
+"""Exact solvers (CP-SAT, MILP), heuristics and campaigns."""

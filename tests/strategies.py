@@ -1,0 +1,68 @@
+"""Hypothesis strategies for random valid workflows, machines and schedules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from peakopt.models import Machine, Schedule, Segment, Task, Workflow
+
+RESOURCES = ("cpu", "memory_mb")
+
+
+def amounts(integer: bool, high: float) -> st.SearchStrategy[float]:
+    """Non-negative amounts: small integers, or arbitrary finite floats."""
+    if integer:
+        return st.integers(min_value=0, max_value=int(high)).map(float)
+    return st.floats(min_value=0, max_value=high, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def segments(draw: st.DrawFn, resources: tuple[str, ...], integer: bool) -> Segment:
+    """One constant-usage segment."""
+    demand = {r: draw(amounts(integer, 10)) for r in resources if draw(st.booleans())}
+    return Segment(duration=draw(amounts(integer, 8)), demand=demand)
+
+
+@st.composite
+def workflows(
+    draw: st.DrawFn,
+    min_tasks: int = 1,
+    max_tasks: int = 8,
+    resources: tuple[str, ...] = RESOURCES,
+    integer: bool = False,
+    piecewise: bool = True,
+) -> Workflow:
+    """A random DAG; edges go from lower to higher positions, so never a cycle."""
+    count = draw(st.integers(min_value=min_tasks, max_value=max_tasks))
+    tasks = []
+    for i in range(count):
+        preds = [f"t{j}" for j in range(i) if draw(st.integers(0, 3)) == 0]
+        fields: dict[str, Any] = {"id": f"t{i}", "depends_on": preds}
+        if piecewise and draw(st.integers(0, 3)) == 0:
+            fields["profile"] = draw(st.lists(segments(resources, integer), min_size=1, max_size=3))
+        else:
+            seg = draw(segments(resources, integer))
+            fields.update(duration=seg.duration, demand=seg.demand)
+        tasks.append(Task(**fields))
+    order = draw(st.permutations(tasks))  # task order in the file is not topological
+    return Workflow(id="w", tasks=order)
+
+
+@st.composite
+def machines(draw: st.DrawFn, resources: tuple[str, ...] = RESOURCES, integer: bool = False) -> Machine:
+    """A machine limiting some or all of ``resources`` (capacities in [1, 12])."""
+    if integer:
+        value: st.SearchStrategy[float] = st.integers(1, 12).map(float)
+    else:
+        value = st.floats(min_value=0.5, max_value=12, allow_nan=False)
+    limited = draw(st.lists(st.sampled_from(resources), unique=True, min_size=1))
+    return Machine(name="m", capacity={r: draw(value) for r in limited})
+
+
+@st.composite
+def schedules(draw: st.DrawFn, workflow: Workflow, integer: bool = False) -> Schedule:
+    """Arbitrary start times (not necessarily dependency-valid)."""
+    starts = {t.id: draw(amounts(integer, 20)) for t in workflow.tasks}
+    return Schedule(workflow=workflow.id, machine="m", starts=starts)

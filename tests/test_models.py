@@ -1,0 +1,124 @@
+"""The data model validates once, on creation, and round-trips losslessly."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from pydantic import ValidationError
+from strategies import workflows
+
+from peakopt.instances import load, render
+from peakopt.models import Machine, Schedule, Segment, SolveResult, Suite, Task, Workflow
+
+
+def wf(*tasks: Task) -> Workflow:
+    return Workflow(id="w", tasks=tasks)
+
+
+def test_constant_task_is_one_segment() -> None:
+    task = Task(id="a", duration=2.0, demand={"cpu": 1.0})
+    assert task.segments == (Segment(duration=2.0, demand={"cpu": 1.0}),)
+    assert task.length == 2.0
+    assert task.peak("cpu") == 1.0 and task.peak("gpu") == 0.0
+
+
+def test_piecewise_task() -> None:
+    task = Task(
+        id="load",
+        profile=[{"duration": 1.5, "demand": {"memory_mb": 6000}}, {"duration": 3.0, "demand": {"cpu": 2}}],
+    )
+    assert task.length == 4.5
+    assert task.resources == {"memory_mb", "cpu"}
+    assert task.peak("memory_mb") == 6000.0
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"id": "a"}, "needs a 'duration'"),
+        ({"id": "a", "duration": 1, "profile": [{"duration": 1}]}, "has both"),
+        ({"id": "a", "profile": []}, "empty 'profile'"),
+        ({"id": "a", "duration": -1}, "greater than or equal to 0"),
+        ({"id": "a", "duration": math.nan}, "finite number"),
+        ({"id": "a", "duration": math.inf}, "finite number"),
+        ({"id": "a", "duration": 1, "demand": {"cpu": -0.5}}, "greater than or equal to 0"),
+        ({"id": "a", "duration": 1, "depends_on": ["b", "b"]}, "twice"),
+        ({"id": "", "duration": 1}, "at least 1 character"),
+        ({"id": "a", "duration": 1, "durration": 2}, "Extra inputs"),
+    ],
+)
+def test_task_rules(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        Task.model_validate(fields)
+
+
+def test_workflow_rules() -> None:
+    a = Task(id="a", duration=1)
+    with pytest.raises(ValidationError, match="duplicate task id 'a'"):
+        wf(a, a)
+    with pytest.raises(ValidationError, match="depends on unknown task 'z'"):
+        wf(Task(id="b", duration=1, depends_on=["z"]))
+    with pytest.raises(ValidationError, match="at least 1 item"):
+        Workflow(id="w", tasks=())
+
+
+def test_cycle_is_named() -> None:
+    with pytest.raises(ValidationError, match=r"dependency cycle (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)"):
+        wf(
+            Task(id="a", duration=1, depends_on=["c"]),
+            Task(id="b", duration=1, depends_on=["a"]),
+            Task(id="c", duration=1, depends_on=["b"]),
+        )
+    with pytest.raises(ValidationError, match="dependency cycle a -> a"):
+        wf(Task(id="a", duration=1, depends_on=["a"]))
+
+
+def test_machine_and_suite_rules() -> None:
+    with pytest.raises(ValidationError, match="greater than 0"):
+        Machine(name="m", capacity={"cpu": 0})
+    with pytest.raises(ValidationError, match="greater than 0"):
+        Machine(name="m", capacity={"cpu": -2})
+    workflow = wf(Task(id="a", duration=1))
+    with pytest.raises(ValidationError, match="duplicate workflow id 'w'"):
+        Suite(workflows=(workflow, workflow))
+    machine = Machine(name="m", capacity={"cpu": 1})
+    with pytest.raises(ValidationError, match="duplicate machine name 'm'"):
+        Suite(machines=(machine, machine), workflows=(workflow,))
+
+
+def test_models_are_frozen() -> None:
+    task = Task(id="a", duration=1)
+    with pytest.raises(ValidationError):
+        task.duration = 2  # type: ignore[misc]
+
+
+def test_graph_helpers() -> None:
+    workflow = wf(Task(id="b", duration=1, depends_on=["a"]), Task(id="a", duration=2, demand={"gpu": 1}))
+    assert workflow.edges == [("a", "b")]
+    assert workflow.task("a").duration == 2
+    assert workflow.resources == {"gpu"}
+    assert list(workflow.graph.successors("a")) == ["b"]
+
+
+def test_solve_result_schedule() -> None:
+    result = SolveResult(workflow="w", machine="m", status="optimal", makespan=3, lower_bound=3, starts={"a": 0})
+    assert result.schedule == Schedule(workflow="w", machine="m", starts={"a": 0.0}, source="cpsat")
+    assert SolveResult(workflow="w", status="unknown").schedule is None
+
+
+@given(workflows())
+def test_json_round_trip_is_lossless(workflow: Workflow) -> None:
+    text = render(Suite(workflows=(workflow,)), "json")
+    assert Workflow.model_validate_json(text) == workflow
+    assert Workflow.model_validate(json.loads(text)) == workflow
+
+
+@given(workflows(max_tasks=5))
+def test_jsonl_round_trip_is_lossless(tmp_path_factory: pytest.TempPathFactory, workflow: Workflow) -> None:
+    other = workflow.model_copy(update={"id": "w2"})
+    path = tmp_path_factory.mktemp("rt") / "suite.jsonl"
+    path.write_text(render(Suite(workflows=(workflow, other)), "jsonl"))
+    assert load(path).workflows == (workflow, other)

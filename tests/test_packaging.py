@@ -1,0 +1,64 @@
+"""The owner's folders map to peakopt.<name>; a package missing from the list drops out of the wheel."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import tomllib
+
+from paths import ROOT
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
+TOP = ("models", "instances", "solver", "oracle", "cli")
+
+
+def package_folders() -> dict[str, str]:
+    """peakopt.<dotted> -> folder, for every folder holding an __init__.py."""
+    found = {}
+    for top in TOP:
+        for init in sorted((ROOT / top).rglob("__init__.py")):
+            folder = init.parent.relative_to(ROOT).as_posix()
+            found["peakopt." + folder.replace("/", ".")] = folder
+    return found
+
+
+def test_every_package_folder_is_listed() -> None:
+    found = package_folders()
+    assert set(found) <= set(SETUPTOOLS["packages"]), set(found) - set(SETUPTOOLS["packages"])
+    for package, folder in found.items():
+        assert SETUPTOOLS["package-dir"].get(package) == folder
+
+
+def test_listed_packages_exist_and_import() -> None:
+    found = package_folders()
+    for package in SETUPTOOLS["packages"]:
+        assert package in found, f"{package} is listed but has no __init__.py"
+        module = importlib.import_module(package)
+        assert module.__file__ is not None
+
+
+def test_no_top_level_init() -> None:
+    assert not (ROOT / "peakopt").exists()
+    assert not (ROOT / "__init__.py").exists()
+
+
+def test_console_script_and_module_entry_points() -> None:
+    assert PYPROJECT["project"]["scripts"]["peakopt"] == "peakopt.cli.main:main"
+    out = subprocess.run(
+        [sys.executable, "-m", "peakopt.cli", "--version"], capture_output=True, text=True, check=True
+    )
+    assert "peakopt, version" in out.stdout
+
+
+def test_runtime_dependencies_have_lower_bounds() -> None:
+    deps = PYPROJECT["project"]["dependencies"] + PYPROJECT["project"]["optional-dependencies"]["dev"]
+    assert all(">=" in d for d in deps), deps
+    names = {d.split(">=")[0].split("[")[0] for d in PYPROJECT["project"]["dependencies"]}
+    assert {"ortools", "pulp", "numpy", "networkx", "pydantic", "click", "psplib", "json-repair", "rich"} <= names
+
+
+def test_bundled_data_is_package_data() -> None:
+    data = SETUPTOOLS["package-data"]["peakopt.instances.data"]
+    assert "*.json" in data
