@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+
 from hypothesis import HealthCheck, settings
 
 # CI machines are noisy: no per-example deadline, and a fixed budget.
@@ -11,4 +12,3 @@ settings.register_profile(
 )
 settings.register_profile("thorough", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
-

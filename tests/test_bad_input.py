@@ -39,7 +39,13 @@ CASES: list[tuple[str, str, Writer | None, str, str]] = [
     ("empty file", "empty.json", lambda p: p.write_text(""), "", "file is empty"),
     ("blank file", "blank.json", lambda p: p.write_text("  \n\n"), "", "file is empty"),
     ("not JSON", "bad.json", lambda p: p.write_text("{'id': w,"), "", "not valid JSON"),
-    ("binary garbage", "blob.json", lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe"), "", "not UTF-8"),
+    (
+        "binary garbage",
+        "blob.json",
+        lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe"),
+        "",
+        "not UTF-8",
+    ),
     ("wrong shape", "shape.json", lambda p: p.write_text('{"hello": 1}'), "", "JSON of the wrong shape"),
     ("scalar JSON", "num.json", lambda p: p.write_text("42"), "", "JSON of the wrong shape"),
     (
@@ -81,9 +87,27 @@ CASES: list[tuple[str, str, Writer | None, str, str]] = [
         "workflow 'w'",
         "dependency cycle a -> b -> c -> a",
     ),
-    ("negative duration", "neg.json", lambda p: p.write_text(workflow(duration=-1)), "task 'b' duration", ">= 0"),
-    ("NaN duration", "nan.json", lambda p: p.write_text(workflow(duration=float("nan"))), "task 'b' duration", "finite"),
-    ("infinite duration", "inf.json", lambda p: p.write_text(workflow(duration=1e999)), "task 'b' duration", "finite"),
+    (
+        "negative duration",
+        "neg.json",
+        lambda p: p.write_text(workflow(duration=-1)),
+        "task 'b' duration",
+        ">= 0",
+    ),
+    (
+        "NaN duration",
+        "nan.json",
+        lambda p: p.write_text(workflow(duration=float("nan"))),
+        "task 'b' duration",
+        "finite",
+    ),
+    (
+        "infinite duration",
+        "inf.json",
+        lambda p: p.write_text(workflow(duration=1e999)),
+        "task 'b' duration",
+        "finite",
+    ),
     (
         "negative demand",
         "negd.json",
@@ -102,7 +126,9 @@ CASES: list[tuple[str, str, Writer | None, str, str]] = [
         "zero capacity",
         "cap0.json",
         lambda p: p.write_text(
-            json.dumps({"machines": [{"name": "m", "capacity": {"cpu": 0}}], "workflows": [json.loads(workflow())]})
+            json.dumps(
+                {"machines": [{"name": "m", "capacity": {"cpu": 0}}], "workflows": [json.loads(workflow())]}
+            )
         ),
         "machine 'm' capacity cpu",
         "> 0",
@@ -111,7 +137,9 @@ CASES: list[tuple[str, str, Writer | None, str, str]] = [
         "negative capacity",
         "capn.json",
         lambda p: p.write_text(
-            json.dumps({"machines": [{"name": "m", "capacity": {"cpu": -4}}], "workflows": [json.loads(workflow())]})
+            json.dumps(
+                {"machines": [{"name": "m", "capacity": {"cpu": -4}}], "workflows": [json.loads(workflow())]}
+            )
         ),
         "machine 'm' capacity cpu",
         "> 0",
@@ -119,7 +147,13 @@ CASES: list[tuple[str, str, Writer | None, str, str]] = [
     ("no tasks", "none.json", lambda p: p.write_text('{"id": "w", "tasks": []}'), "tasks", "at least 1 item"),
     ("truncated PSPLIB", "trunc.sm", truncated_sm, "", "truncated or malformed PSPLIB file"),
     ("Patterson, too many jobs", "more.rcp", lambda p: patterson_wrong_count(p, 15), "jobs", "declared jobs"),
-    ("Patterson, too few jobs", "less.rcp", lambda p: patterson_wrong_count(p, 12), "jobs", "header declares 12 jobs"),
+    (
+        "Patterson, too few jobs",
+        "less.rcp",
+        lambda p: patterson_wrong_count(p, 12),
+        "jobs",
+        "header declares 12 jobs",
+    ),
     (
         "JSON Lines, bad line",
         "bad.jsonl",

@@ -101,7 +101,12 @@ def test_rasc_round_trip(tmp_path: Path) -> None:
     again = load(path)
     assert again.machines[0].capacity == suite.machines[0].capacity
     for old, new in zip(suite.workflows[0].tasks, again.workflows[0].tasks, strict=True):
-        assert (old.id, old.depends_on, old.duration, old.demand) == (new.id, new.depends_on, new.duration, new.demand)
+        assert (old.id, old.depends_on, old.duration, old.demand) == (
+            new.id,
+            new.depends_on,
+            new.duration,
+            new.demand,
+        )
     assert load(path, format="rasc") == again
 
 

@@ -66,7 +66,9 @@ def test_workflow_rules() -> None:
 
 
 def test_cycle_is_named() -> None:
-    with pytest.raises(ValidationError, match=r"dependency cycle (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)"):
+    with pytest.raises(
+        ValidationError, match=r"dependency cycle (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)"
+    ):
         wf(
             Task(id="a", duration=1, depends_on=["c"]),
             Task(id="b", duration=1, depends_on=["a"]),
@@ -104,7 +106,9 @@ def test_graph_helpers() -> None:
 
 
 def test_solve_result_schedule() -> None:
-    result = SolveResult(workflow="w", machine="m", status="optimal", makespan=3, lower_bound=3, starts={"a": 0})
+    result = SolveResult(
+        workflow="w", machine="m", status="optimal", makespan=3, lower_bound=3, starts={"a": 0}
+    )
     assert result.schedule == Schedule(workflow="w", machine="m", starts={"a": 0.0}, source="cpsat")
     assert SolveResult(workflow="w", status="unknown").schedule is None
 

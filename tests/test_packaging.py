@@ -56,7 +56,17 @@ def test_runtime_dependencies_have_lower_bounds() -> None:
     deps = PYPROJECT["project"]["dependencies"] + PYPROJECT["project"]["optional-dependencies"]["dev"]
     assert all(">=" in d for d in deps), deps
     names = {d.split(">=")[0].split("[")[0] for d in PYPROJECT["project"]["dependencies"]}
-    assert {"ortools", "pulp", "numpy", "networkx", "pydantic", "click", "psplib", "json-repair", "rich"} <= names
+    assert {
+        "ortools",
+        "pulp",
+        "numpy",
+        "networkx",
+        "pydantic",
+        "click",
+        "psplib",
+        "json-repair",
+        "rich",
+    } <= names
 
 
 def test_bundled_data_is_package_data() -> None:
