@@ -1,0 +1,104 @@
+"""What the oracle says about a schedule."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ViolationKind = Literal["dependency", "missing", "unknown", "negative_start", "overflow"]
+
+
+class Violation(BaseModel):
+    """One broken rule, with a readable message.
+
+    Parameters
+    ----------
+    kind
+        ``dependency``, ``missing`` (a task has no start), ``unknown`` (a start
+        for no task), ``negative_start`` or ``overflow`` (load above capacity).
+    message
+        E.g. ``a -> b: b starts at 3.0 before a ends at 4.5`` or
+        ``memory_mb 10240/8192 over [0.0, 4.8)``.
+    tasks
+        The tasks involved.
+    resource, start, end, load, capacity
+        For overflows: the resource, the interval and the peak load in it.
+    avoidable
+        For overflows: False when the whole interval is overload that no
+        schedule avoids (one task over capacity on its own).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ViolationKind
+    message: str
+    tasks: tuple[str, ...] = ()
+    resource: str | None = None
+    start: float | None = None
+    end: float | None = None
+    load: float | None = None
+    capacity: float | None = None
+    avoidable: bool | None = None
+
+
+class ResourceScore(BaseModel):
+    """Per-resource figures.
+
+    Parameters
+    ----------
+    capacity
+        The machine's capacity.
+    peak
+        Highest load over the schedule.
+    peak_ratio
+        ``peak / capacity``.
+    violation_area
+        ∫ max(0, load/capacity − 1) dτ, this resource's part of cva.
+    floor_area
+        This resource's part of cva_floor.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    capacity: float
+    peak: float
+    peak_ratio: float
+    violation_area: float
+    floor_area: float
+
+
+class Score(BaseModel):
+    """The oracle's verdict on one schedule (see the metric table in the README).
+
+    ``valid`` is False when a task is missing or unknown, a start is
+    negative, or a dependency is broken; the metrics are still computed on
+    the tasks that have a start. ``gap``, ``gap_vs_lb`` and ``gap_vs_ub`` are
+    filled only when a reference result is given.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow: str
+    machine: str | None = None
+    source: str | None = None
+    valid: bool
+    makespan: float
+    cva: float
+    cva_floor: float
+    avoidable_cva: float
+    safe: bool
+    mru: float
+    strict_mru: float
+    safe_mru: float
+    dependency_violations: int
+    resources: dict[str, ResourceScore] = Field(default_factory=dict)
+    violations: tuple[Violation, ...] = ()
+    gap: float | None = None
+    gap_vs_lb: float | None = None
+    gap_vs_ub: float | None = None
+
+    @property
+    def reasons(self) -> list[str]:
+        """Messages of the violations that make the schedule invalid."""
+        return [v.message for v in self.violations if v.kind != "overflow"]

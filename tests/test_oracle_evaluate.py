@@ -1,0 +1,79 @@
+"""The exact evaluator on hand-computed cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from peakopt.instances import load
+from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle import evaluate
+
+REFUND = load("bundled:refund")
+WORKFLOW, MACHINE = REFUND.workflows[0], REFUND.machines[0]
+FOUR = ("lookup_order", "fraud_score", "history_scan", "policy_search")
+
+
+def refund(**starts: float) -> Schedule:
+    return Schedule(workflow="refund", machine="worker", starts=starts, source="test")
+
+
+def test_refund_asap_by_hand() -> None:
+    score = evaluate(WORKFLOW, MACHINE, refund(**dict.fromkeys(FOUR, 0.0), decide=4.8))
+    # memory: 10240 MB over [0, 0.3), 9984 over [0.3, 1.5), 9216 over [1.5, 3.2), on 8192
+    expected = (10240 - 8192) / 8192 * 0.3 + (9984 - 8192) / 8192 * 1.2 + (9216 - 8192) / 8192 * 1.7
+    assert score.cva == pytest.approx(expected) == pytest.approx(0.55)
+    assert score.cva_floor == 0 and score.avoidable_cva == pytest.approx(0.55)
+    assert score.resources["memory_mb"].peak_ratio == pytest.approx(10240 / 8192)
+    assert score.resources["cpu"].peak_ratio == pytest.approx(3.2 / 4)
+    assert score.makespan == pytest.approx(5.4)
+    assert score.valid and not score.safe
+    assert score.strict_mru == 0 and score.safe_mru == 0 and score.mru > 0
+    (overflow,) = score.violations
+    assert overflow.message == "memory_mb 10240/8192 over [0.0, 3.2)"
+    assert overflow.avoidable
+
+
+def test_refund_staggered_is_safe() -> None:
+    starts = dict.fromkeys(FOUR, 0.0) | {"history_scan": 4.8, "decide": 8.0}
+    score = evaluate(WORKFLOW, MACHINE, refund(**starts))
+    assert score.safe and score.cva == 0
+    assert score.makespan == pytest.approx(8.6)
+    assert score.strict_mru == score.mru == score.safe_mru
+
+
+def test_invalid_schedule_reasons() -> None:
+    score = evaluate(
+        WORKFLOW, MACHINE, refund(lookup_order=-1, fraud_score=0, history_scan=4.8, decide=3, zz=1)
+    )
+    assert not score.valid and not score.safe
+    assert score.reasons == [
+        "task 'lookup_order' starts at -1.0, before 0",
+        "task 'policy_search' has no start",
+        "start given for unknown task 'zz'",
+        "fraud_score -> decide: decide starts at 3.0 before fraud_score ends at 4.8",
+        "history_scan -> decide: decide starts at 3.0 before history_scan ends at 8.0",
+    ]
+    assert score.dependency_violations == 2
+
+
+def test_unavoidable_overload_and_piecewise() -> None:
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(
+                id="big", profile=[{"duration": 1, "demand": {"m": 12}}, {"duration": 2, "demand": {"m": 4}}]
+            ),
+            Task(id="small", duration=2, demand={"m": 4}),
+        ],
+    )
+    machine = Machine(name="x", capacity={"m": 8})
+    serial = evaluate(workflow, machine, Schedule(workflow="w", starts={"big": 0, "small": 3}))
+    assert serial.cva == pytest.approx(0.5) == serial.cva_floor
+    assert serial.safe and serial.strict_mru == 0 and serial.safe_mru == serial.mru
+    (overflow,) = serial.violations
+    assert not overflow.avoidable
+    together = evaluate(workflow, machine, Schedule(workflow="w", starts={"big": 0, "small": 0}))
+    # [0,1): 16/8 -> 1.0 area; [1,2): 8/8 -> 0
+    assert together.cva == pytest.approx(1.0)
+    assert together.avoidable_cva == pytest.approx(0.5)
+    assert together.violations[0].avoidable
