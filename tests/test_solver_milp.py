@@ -35,8 +35,8 @@ def test_agreement_with_half_second_data(instance: tuple[Workflow, Machine]) -> 
 
 
 def test_milp_refuses_a_long_horizon() -> None:
-    tasks = [Task(id=f"t{i}", duration=1000.0 + i, demand={"cpu": 2}) for i in range(MAX_CELLS // 1000)]
+    tasks = [Task(id=f"t{i}", duration=1000.0 + i, demand={"cpu": 1}) for i in range(MAX_CELLS // 1000)]
     workflow = Workflow(id="long", tasks=tasks)
-    machine = Machine(name="m", capacity={"cpu": 3})
+    machine = Machine(name="m", capacity={"cpu": 2})
     with pytest.raises(MilpTooLarge, match="horizon × tasks"):
         solve(workflow, machine, backend="milp")
