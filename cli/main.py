@@ -6,6 +6,7 @@ import click
 
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.solve import solve_command
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,7 +21,7 @@ def cli() -> None:
     """
 
 
-for command in (validate, convert, schema):
+for command in (validate, convert, schema, solve_command):
     cli.add_command(command)
 
 
