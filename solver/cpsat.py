@@ -35,12 +35,19 @@ class Options:
         After the optimisation phase, prove ``makespan <= UB - 1`` infeasible (or improve).
     optimise_share
         Share of the time limit given to the optimisation phase when ``destructive``.
+    decision_redundant
+        Keep the cliques and the makespan interval in the decision models too.
+    decision_fixed
+        Search the decision models with one set-times worker (earliest start
+        first, learning from conflicts) instead of the default portfolio.
     """
 
     cliques: bool = True
     makespan_interval: bool = True
     destructive: bool = True
-    optimise_share: float = 0.3
+    optimise_share: float = 0.1
+    decision_redundant: bool = False
+    decision_fixed: bool = True
 
 
 @dataclass
