@@ -6,6 +6,7 @@ import click
 
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.schedule import schedule
 from peakopt.cli.solve import solve_command
 
 
@@ -23,6 +24,7 @@ def cli() -> None:
 
 for command in (validate, convert, schema, solve_command):
     cli.add_command(command)
+cli.add_command(schedule)
 
 
 def main() -> None:
