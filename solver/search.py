@@ -185,6 +185,9 @@ def search(
         optimise(problem, outcome, cliques, limits, limits.time_limit, options, progress, None)
         return outcome
     share = options.optimise_share * limits.time_limit
-    optimise(problem, outcome, cliques, limits, limits.time_limit, options, progress, share)
+    # one worker counts deterministic time (so its runs repeat exactly); several count wall time
+    deterministic = share if limits.workers == 1 else None
+    wall = limits.time_limit if limits.workers == 1 else share
+    optimise(problem, outcome, cliques, limits, wall, options, progress, deterministic)
     destructive(problem, outcome, cliques, limits, deadline, options, progress)
     return outcome

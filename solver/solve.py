@@ -13,6 +13,7 @@ from peakopt.solver.bounds import lower_bound, real_lower_bound
 from peakopt.solver.conflicts import greedy_cliques, topological_order
 from peakopt.solver.cpsat import Options
 from peakopt.solver.feasibility import end, serial, to_seconds, to_ticks
+from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import solve_milp
 from peakopt.solver.scaling import Problem, scale
 from peakopt.solver.search import Limits, Outcome, search
@@ -25,19 +26,8 @@ SolveProgress = Callable[[float | None, float], None]
 
 
 def initial_schedule(workflow: Workflow, machine: Machine, seed: int) -> Schedule:
-    """The schedule the exact search starts from (hint and horizon).
-
-    Placeholder until ``peakopt.solver.heuristics.best_schedule`` lands: the
-    tasks one after another in a topological order.
-    """
-    del machine, seed
-    import networkx as nx
-
-    clock, starts = 0.0, {}
-    for task_id in nx.lexicographical_topological_sort(workflow.graph):
-        starts[task_id] = clock
-        clock += workflow.task(task_id).length
-    return Schedule(workflow=workflow.id, starts=starts, source="serial")
+    """The schedule the exact search starts from (hint and horizon): the heuristic portfolio's best."""
+    return best_schedule(workflow, machine, seed=seed, effort="fast")
 
 
 def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:

@@ -111,7 +111,7 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
 
 def test_milp_refusal_is_an_error_record(tmp_path: Path) -> None:
     out, path = tmp_path / "refs.jsonl", tmp_path / "long.json"
-    tasks = [{"id": f"t{i}", "duration": 1000 + i, "demand": {"cpu": 1}} for i in range(20)]
+    tasks = [{"id": f"t{i}", "duration": 1000 + i % 2, "demand": {"cpu": 1}} for i in range(21)]
     path.write_text(
         json.dumps(
             {"machines": [{"name": "m", "capacity": {"cpu": 2}}], "workflows": [{"id": "w", "tasks": tasks}]}
