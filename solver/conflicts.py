@@ -20,6 +20,8 @@ from peakopt.solver.scaling import Problem
 
 #: At most this many cliques are kept (each becomes one constraint).
 MAX_CLIQUES = 256
+#: Most disjunctive pairs given an ordering literal.
+MAX_PAIRS = 5000
 
 
 @dataclass(frozen=True)
@@ -62,20 +64,46 @@ def nodes(problem: Problem) -> list[Node]:
     return [Node(i, k) for i, pieces in enumerate(problem.pieces) for k, p in enumerate(pieces) if p.size > 0]
 
 
-def conflict_matrix(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
-    """``conflict[a, b]`` when pieces ``a`` and ``b`` can never overlap."""
-    tasks = np.array([node.task for node in found], dtype=np.int64)
+def resource_conflicts(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+    """``conflict[a, b]`` when pieces ``a`` and ``b`` together exceed some capacity."""
     demand = np.array(
         [problem.pieces[node.task][node.piece].demand for node in found], dtype=np.int64
     ).reshape(len(found), len(problem.resources))
-    conflict: NDArray[np.bool_] = tasks[:, None] == tasks[None, :]
+    conflict = np.zeros((len(found), len(found)), dtype=bool)
     for m, cap in enumerate(problem.capacity):
         column = demand[:, m]
         conflict |= column[:, None] + column[None, :] > cap
-    reach = reachability(problem)
-    conflict |= reach[np.ix_(tasks, tasks)] | reach[np.ix_(tasks, tasks)].T
+    return conflict
+
+
+def ordered(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+    """``ordered[a, b]`` when the tasks of pieces ``a`` and ``b`` are the same or ordered by precedence."""
+    tasks = np.array([node.task for node in found], dtype=np.int64)
+    reach = reachability(problem)[np.ix_(tasks, tasks)]
+    same: NDArray[np.bool_] = tasks[:, None] == tasks[None, :]
+    return same | reach | reach.T
+
+
+def conflict_matrix(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+    """``conflict[a, b]`` when pieces ``a`` and ``b`` can never overlap."""
+    conflict = resource_conflicts(problem, found) | ordered(problem, found)
     np.fill_diagonal(conflict, False)
     return conflict
+
+
+def disjunctive_pairs(problem: Problem, limit: int = MAX_PAIRS) -> list[tuple[Node, Node]]:
+    """Pairs of pieces that exceed a capacity together and that no precedence orders yet.
+
+    Empty when there are more than ``limit`` (each pair costs a literal and two constraints).
+    """
+    found = nodes(problem)
+    if len(found) < 2:
+        return []
+    free = resource_conflicts(problem, found) & ~ordered(problem, found)
+    rows, cols = np.nonzero(np.triu(free, 1))
+    if len(rows) > limit:
+        return []
+    return [(found[a], found[b]) for a, b in zip(rows.tolist(), cols.tolist(), strict=True)]
 
 
 def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node]]:
@@ -106,3 +134,16 @@ def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node
         if len(cliques) >= limit:
             break
     return [[found[k] for k in members] for members in cliques]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What the model adds beyond the textbook: cliques (no-overlaps, bounds) and disjunctive pairs."""
+
+    cliques: list[list[Node]]
+    pairs: list[tuple[Node, Node]]
+
+
+def structure(problem: Problem) -> Structure:
+    """Greedy cliques and disjunctive pairs of ``problem``."""
+    return Structure(greedy_cliques(problem), disjunctive_pairs(problem))

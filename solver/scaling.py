@@ -101,7 +101,11 @@ def exact_scale(values: Sequence[float], limit: int) -> tuple[Fraction, list[int
     for digits in range(MAX_DIGITS + 1):
         factor = 10**digits
         scaled = [v * factor for v in values]
-        if all(abs(x - round(x)) <= INTEGRAL_TOLERANCE * max(1.0, abs(x)) for x in scaled):
+        # float noise may round, but a positive value never becomes zero
+        if all(
+            abs(x - round(x)) <= INTEGRAL_TOLERANCE * max(1.0, abs(x)) and (x <= 0 or round(x) > 0)
+            for x in scaled
+        ):
             ints = [round(x) for x in scaled]
             common = math.gcd(*ints) or 1
             ints = [n // common for n in ints]

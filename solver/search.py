@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.conflicts import Node
+from peakopt.solver.conflicts import Structure
 from peakopt.solver.cpsat import Model, Options, Progress, build
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem
@@ -91,7 +91,7 @@ def _run(
 def optimise(
     problem: Problem,
     outcome: Outcome,
-    cliques: list[list[Node]],
+    found: Structure,
     limits: Limits,
     seconds: float,
     options: Options,
@@ -99,7 +99,7 @@ def optimise(
     deterministic: float | None,
 ) -> cp_model.CpSolverStatus:
     """The optimisation phase, from ``outcome``'s schedule as hint and horizon; updates it."""
-    model = build(problem, horizon=outcome.makespan, lower=outcome.bound, cliques=cliques, options=options)
+    model = build(problem, horizon=outcome.makespan, lower=outcome.bound, found=found, options=options)
     for var, value in zip(model.starts, outcome.starts, strict=True):
         model.model.add_hint(var, value)
     model.model.add_hint(model.makespan, outcome.makespan)
@@ -120,7 +120,7 @@ def _decide(
     problem: Problem,
     target: int,
     lower: int,
-    cliques: list[list[Node]],
+    found: Structure,
     limits: Limits,
     seconds: float,
     options: Options,
@@ -128,7 +128,7 @@ def _decide(
     """Is there a schedule ending by ``target``? The decision model and its search."""
     if not options.decision_redundant:
         options = replace(options, cliques=False, makespan_interval=False)
-    model = build(problem, horizon=target, lower=lower, cliques=cliques, options=options, minimise=False)
+    model = build(problem, horizon=target, lower=lower, found=found, options=options, minimise=False)
     solver = _solver(limits, seconds, None)
     if options.decision_fixed:
         # set-times branching with clause learning proves RCPSP bounds far faster than the
@@ -142,7 +142,7 @@ def _decide(
 def destructive(
     problem: Problem,
     outcome: Outcome,
-    cliques: list[list[Node]],
+    found: Structure,
     limits: Limits,
     deadline: float,
     options: Options,
@@ -154,7 +154,7 @@ def destructive(
         if seconds < MIN_PHASE:
             return
         target = outcome.makespan - 1
-        status, starts = _decide(problem, target, outcome.bound, cliques, limits, seconds, options)
+        status, starts = _decide(problem, target, outcome.bound, found, limits, seconds, options)
         outcome.phases.append(f"ub-1={target}:{cp_model.CpSolver().status_name(status).lower()}")
         if status == cp_model.INFEASIBLE:
             outcome.bound = outcome.makespan
@@ -171,7 +171,7 @@ def search(
     *,
     initial: list[int],
     lower: int,
-    cliques: list[list[Node]],
+    found: Structure,
     limits: Limits,
     options: Options,
     progress: Progress | None = None,
@@ -182,12 +182,12 @@ def search(
     if outcome.done(limits.gap_limit):
         return outcome
     if not options.destructive:
-        optimise(problem, outcome, cliques, limits, limits.time_limit, options, progress, None)
+        optimise(problem, outcome, found, limits, limits.time_limit, options, progress, None)
         return outcome
     share = options.optimise_share * limits.time_limit
     # one worker counts deterministic time (so its runs repeat exactly); several count wall time
     deterministic = share if limits.workers == 1 else None
     wall = limits.time_limit if limits.workers == 1 else share
-    optimise(problem, outcome, cliques, limits, wall, options, progress, deterministic)
-    destructive(problem, outcome, cliques, limits, deadline, options, progress)
+    optimise(problem, outcome, found, limits, wall, options, progress, deterministic)
+    destructive(problem, outcome, found, limits, deadline, options, progress)
     return outcome
