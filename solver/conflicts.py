@@ -11,6 +11,7 @@ total size between the earliest head and the shortest tail).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,9 @@ from peakopt.solver.scaling import Problem
 MAX_CLIQUES = 256
 #: Most disjunctive pairs given an ordering literal.
 MAX_PAIRS = 5000
+#: Forbidden sets are looked for only among this many pieces, and at most this many kept.
+MAX_SET_PIECES = 40
+MAX_SETS = 3000
 
 
 @dataclass(frozen=True)
@@ -136,14 +140,52 @@ def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node
     return [[found[k] for k in members] for members in cliques]
 
 
+def forbidden_sets(problem: Problem, limit: int = MAX_SETS) -> list[tuple[Node, ...]]:
+    """Minimal sets of three or four pieces that exceed a capacity together (no pair of them does).
+
+    In every schedule two pieces of such a set are ordered one after the
+    other. Only for small problems (at most :data:`MAX_SET_PIECES` pieces);
+    sets whose pieces are ordered by precedence already are left out.
+    """
+    found = nodes(problem)
+    if not 3 <= len(found) <= MAX_SET_PIECES:
+        return []
+    demand = np.array([problem.pieces[n.task][n.piece].demand for n in found], dtype=np.int64)
+    demand = demand.reshape(len(found), len(problem.resources))
+    capacity = np.array(problem.capacity, dtype=np.int64)
+    free = ~resource_conflicts(problem, found) & ~ordered(problem, found)
+    sets: list[tuple[int, ...]] = []
+    triples: set[tuple[int, ...]] = set()
+    for members in _cliques_of(free, 3) + _cliques_of(free, 4):
+        if len(members) == 4 and any(t in triples for t in itertools.combinations(members, 3)):
+            continue
+        if (demand[list(members)].sum(axis=0) > capacity).any():
+            sets.append(members)
+            if len(members) == 3:
+                triples.add(members)
+        if len(sets) >= limit:
+            break
+    return [tuple(found[k] for k in members) for members in sets]
+
+
+def _cliques_of(free: NDArray[np.bool_], size: int) -> list[tuple[int, ...]]:
+    """Index tuples of ``size`` pieces, increasing, every pair of them free to overlap."""
+    return [
+        members
+        for members in itertools.combinations(range(len(free)), size)
+        if all(free[a, b] for a, b in itertools.combinations(members, 2))
+    ]
+
+
 @dataclass(frozen=True)
 class Structure:
-    """What the model adds beyond the textbook: cliques (no-overlaps, bounds) and disjunctive pairs."""
+    """What the model adds beyond the textbook: cliques, disjunctive pairs, forbidden sets."""
 
     cliques: list[list[Node]]
     pairs: list[tuple[Node, Node]]
+    sets: list[tuple[Node, ...]]
 
 
 def structure(problem: Problem) -> Structure:
-    """Greedy cliques and disjunctive pairs of ``problem``."""
-    return Structure(greedy_cliques(problem), disjunctive_pairs(problem))
+    """Greedy cliques, disjunctive pairs and minimal forbidden sets of ``problem``."""
+    return Structure(greedy_cliques(problem), disjunctive_pairs(problem), forbidden_sets(problem))
