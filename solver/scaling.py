@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from peakopt.models import Machine, Workflow
@@ -246,3 +246,20 @@ def scale(workflow: Workflow, machine: Machine) -> Problem:
         exact=time_exact and all(exact_units),
         note="; ".join(notes),
     )
+
+
+def mirror(problem: Problem) -> Problem:
+    """The problem backwards in time: successors become predecessors, profiles run in reverse.
+
+    A schedule ``s'`` of the mirror with makespan ``T`` is the schedule
+    ``T − s'_i − length_i`` of the problem, with the same makespan.
+    """
+    succs: list[list[int]] = [[] for _ in problem.ids]
+    for j, preds in enumerate(problem.preds):
+        for i in preds:
+            succs[i].append(j)
+    pieces = tuple(
+        tuple(Piece(length - p.offset - p.size, p.size, p.demand) for p in reversed(task))
+        for task, length in zip(problem.pieces, problem.length, strict=True)
+    )
+    return replace(problem, preds=tuple(tuple(s) for s in succs), pieces=pieces)

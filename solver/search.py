@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
 from peakopt.solver.conflicts import Structure
 from peakopt.solver.cpsat import Model, Options, Progress, build
+from peakopt.solver.decide import attempts, race
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem
 
 #: Phases shorter than this are not started (seconds).
 MIN_PHASE = 0.01
-#: Mean task length (ticks) up to which the time grid counts as coarse.
-COARSE_TICKS = 50
 #: The optimisation phase gets at least this long (or half the limit, if shorter).
 MIN_OPTIMISE = 5.0
 
@@ -120,12 +119,6 @@ def optimise(
     return status
 
 
-def coarse(problem: Problem) -> bool:
-    """Whether tasks last few ticks on average (at most :data:`COARSE_TICKS`)."""
-    lengths = [d for d in problem.length if d > 0]
-    return bool(lengths) and sum(lengths) <= COARSE_TICKS * len(lengths)
-
-
 def _decide(
     problem: Problem,
     target: int,
@@ -135,24 +128,9 @@ def _decide(
     seconds: float,
     options: Options,
 ) -> tuple[cp_model.CpSolverStatus, list[int] | None]:
-    """Is there a schedule ending by ``target``? The decision model and its search.
-
-    On coarse time grids (PSPLIB) the plain model under set-times branching
-    with clause learning proves bounds far faster than the default portfolio
-    (j3029_3, makespan <= 77: 19–31 s on one worker against unproven in
-    60 s); on fine grids (0.01 s) set-times moves one tick at a time, so the
-    full model with its ordering literals goes to the default portfolio.
-    """
-    fixed = options.decision_fixed and coarse(problem)
-    if fixed and not options.decision_redundant:
-        options = replace(options, cliques=False, makespan_interval=False, orderings=False)
-    model = build(problem, horizon=target, lower=lower, found=found, options=options, minimise=False)
-    solver = _solver(limits, seconds, None)
-    if fixed:
-        model.model.add_decision_strategy(model.starts, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
-        solver.parameters.search_branching = cp_model.FIXED_SEARCH
-        solver.parameters.num_workers = 1
-    return _run(model, solver, None, target + 1)
+    """Is there a schedule ending by ``target``? (see :mod:`peakopt.solver.decide`)."""
+    solvers = [_solver(limits, seconds, None) for _ in range(min(2, limits.workers))]
+    return race(attempts(problem, target, lower, found, options, solvers))
 
 
 def destructive(
