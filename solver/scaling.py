@@ -28,6 +28,8 @@ INTEGRAL_TOLERANCE = 1e-9
 MAX_HORIZON = 10**8
 #: Largest scaled capacity an exact scaling may produce (energies stay within int64).
 MAX_CAPACITY = 2**31
+#: Mean task length (ticks) up to which the time grid counts as coarse.
+COARSE_TICKS = 50
 #: Resolution of conservative rounding: ticks in the serial horizon, units in a capacity.
 ROUNDED_STEPS = 10**6
 
@@ -80,6 +82,12 @@ class Problem:
     def size(self) -> int:
         """Number of tasks."""
         return len(self.ids)
+
+    @property
+    def coarse(self) -> bool:
+        """Whether tasks last few ticks on average (at most :data:`COARSE_TICKS`), as in PSPLIB."""
+        lengths = [d for d in self.length if d > 0]
+        return bool(lengths) and sum(lengths) <= COARSE_TICKS * len(lengths)
 
     @property
     def serial(self) -> int:

@@ -34,7 +34,7 @@ def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine])
     workflow, machine = instance
     problem = scale(workflow, machine)
     initial = serial(problem, topological_order(problem))
-    limits = Limits(time_limit=10, workers=1, seed=0)
+    limits = Limits(time_limit=60, workers=1, seed=0)
     exact = search(
         problem, initial=initial, lower=0, found=structure(problem), limits=limits, options=Options()
     )
