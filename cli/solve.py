@@ -108,7 +108,9 @@ def _pick_machines(refs: tuple[str, ...], inputs: list[Suite], own: Suite) -> li
             continue
         mine = [m for m in own.machines if m.name == ref]
         found = mine or list(
-            {m.capacity.__repr__(): m for s in inputs for m in s.machines if m.name == ref}.values()
+            {
+                tuple(sorted(m.capacity.items())): m for s in inputs for m in s.machines if m.name == ref
+            }.values()
         )
         if not found:
             known = ", ".join(sorted({m.name for s in inputs for m in s.machines})) or "none"
@@ -302,30 +304,9 @@ def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     help="Machine profile by name (from the inputs) or a JSON file; repeatable. "
     "Default: each input's own machines.",
 )
-@click.option(
-    "--time-limit",
-    type=float,
-    default=60.0,
-    show_default=True,
-    callback=_positive,
-    help="Seconds per workflow × machine.",
-)
-@click.option(
-    "--workers",
-    type=int,
-    default=2,
-    show_default=True,
-    callback=_positive,
-    help="Solver threads per solve.",
-)
-@click.option(
-    "--jobs",
-    type=int,
-    default=1,
-    show_default=True,
-    callback=_positive,
-    help="Solves run in parallel (processes).",
-)
+@click.option("--time-limit", default=60.0, show_default=True, callback=_positive, help="Seconds per solve.")
+@click.option("--workers", default=2, show_default=True, callback=_positive, help="Threads per solve.")
+@click.option("--jobs", default=1, show_default=True, callback=_positive, help="Solves run in parallel.")
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Random seed (reproducible with --workers 1)."
 )
