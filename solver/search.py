@@ -210,17 +210,22 @@ def search(
         optimise(
             problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress
         )
-    elif limits.workers == 1:
-        share = max(options.optimise_share * limits.time_limit, min(MIN_OPTIMISE, limits.time_limit / 2))
+        return outcome
+    share = max(options.optimise_share * limits.time_limit, min(MIN_OPTIMISE, limits.time_limit / 2))
+    if limits.workers == 1:
         # a deterministic budget keeps the turn, and so the whole run, reproducible
         optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, 1, share), progress)
         destructive(problem, outcome, found, limits, deadline, options, progress)
-    else:
-        solver = _solver(limits, limits.time_limit, limits.workers - 1)
-        prover = threading.Thread(
-            target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
-        )
-        prover.start()
-        optimise(problem, outcome, found, options, solver, progress)
-        prover.join()
+        return outcome
+    # a good incumbent first (the heuristic one would send the prover after stale targets)
+    optimise(problem, outcome, found, options, _solver(limits, share, limits.workers), progress)
+    if outcome.done():
+        return outcome
+    remaining = deadline - time.monotonic()
+    prover = threading.Thread(
+        target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
+    )
+    prover.start()
+    optimise(problem, outcome, found, options, _solver(limits, remaining, limits.workers - 1), progress)
+    prover.join()
     return outcome
