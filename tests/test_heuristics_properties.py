@@ -74,6 +74,8 @@ def test_blind_baselines_need_no_machine(workflow: Workflow) -> None:
     assert asap.machine is None
     assert judged(workflow, limitless, asap).makespan == pytest.approx(critical_path(workflow))
     assert judged(workflow, limitless, serial).makespan == pytest.approx(lengths)
+    portfolio = best_schedule(workflow, None)
+    assert judged(workflow, limitless, portfolio).makespan == pytest.approx(critical_path(workflow))
     assert most_in_flight(workflow, serial.starts) <= 1
     for limit in (1, 2, 3):
         capped = run(workflow, None, f"cap:{limit}")
