@@ -49,7 +49,7 @@ def score_table(summaries: Sequence[ScoreSummary], gaps: bool) -> Table:
         "strict MRU",
         "safe MRU",
     ]
-    columns += ["gap mean", "gap median", "gap p95", "gap max", "gap≤ (vs LB) mean"] if gaps else []
+    columns += ["gap mean", "gap median", "gap p95", "gap max", "gap vs LB mean"] if gaps else []
     columns += ["invalid reasons"]
     for column in columns:
         table.add_column(column, justify="left" if column in ("group", "invalid reasons") else "right")
@@ -112,7 +112,9 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
 
 def show(*tables: Table, note: str = "") -> None:
     """Print tables (and a closing note) on stderr."""
-    console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 200)
+    console = Console(stderr=True)
+    if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
+        console.width = 200
     for table in tables:
         console.print(table)
     if note:
