@@ -55,6 +55,8 @@ def _record(number: int, line: str) -> Record:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         return Record(number, None, f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:
+        return Record(number, None, f"line {number}: JSON nested too deeply")
     if not isinstance(data, dict):
         return Record(number, None, f"line {number}: not a JSON object ({type(data).__name__})")
     return Record(number, data)
@@ -73,7 +75,7 @@ def read_records(path: str | Path) -> list[Record]:
     if text.lstrip().startswith("["):
         try:
             array = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             array = None
         if isinstance(array, list):
             return [_record(n, json.dumps(item)) for n, item in enumerate(array, start=1)]
@@ -97,6 +99,8 @@ def read_references(path: str | Path) -> list[SolveResult]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(source, where, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise InputError(source, where, "JSON nested too deeply") from None
         try:
             results.append(SolveResult.model_validate(data))
         except ValidationError as exc:

@@ -21,8 +21,13 @@ from json_repair import repair_json
 
 T = TypeVar("T")
 
+#: Keys under which a list item names its step.
+ID_KEYS = ("id", "step", "step_id", "task", "task_id", "name")
+
 #: More candidates than this in one response are ignored (bounds the work on pathological text).
 MAX_CANDIDATES = 64
+#: Spans nested deeper than this are skipped: no schedule is, and json-repair recurses on them.
+MAX_DEPTH = 64
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _CLOSE = {"{": "}", "[": "]"}
@@ -54,6 +59,7 @@ class Decoded:
 class _Span:
     end: int | None  # None when the span never closes (a truncated answer)
     duplicates: set[str]
+    deep: bool = False  # nested deeper than MAX_DEPTH: not an answer, and costly to repair
 
 
 def _skip_string(text: str, start: int) -> int:
@@ -100,6 +106,8 @@ def _span(text: str, start: int) -> _Span:
                 stack[-1][1].add(key)
             j = end
         elif char in _CLOSE:
+            if len(stack) >= MAX_DEPTH:
+                return _Span(None, duplicates, deep=True)
             stack.append((char, set()))
             j += 1
         elif char in "}]":
@@ -130,15 +138,18 @@ def _candidates(text: str) -> list[_Candidate]:
     """Every top-level bracketed span, and the spans inside unclosed ones."""
     fences = _fences(text)
     found: list[_Candidate] = []
-    i, unclosed_from = 0, len(text)
-    while i < len(text) and len(found) < MAX_CANDIDATES:
+    i, unclosed_from, tried = 0, len(text), 0
+    while i < len(text) and tried < MAX_CANDIDATES:
         if text[i] not in _CLOSE:
             i += 1
             continue
         span = _span(text, i)
+        tried += 1
         fenced = any(a <= i < b for a, b in fences)
         nested = i > unclosed_from
-        if span.end is None:
+        if span.deep:
+            i += 1
+        elif span.end is None:
             # Unclosed (a truncated answer, or a stray quote): json-repair closes it; the
             # spans inside it are still tried, after it, in case the scan went wrong.
             found.append(_Candidate(text[i:], frozenset(span.duplicates), fenced, nested))
@@ -154,14 +165,17 @@ def _decode(candidate: str) -> tuple[Any, bool] | None:
     """The value of a candidate span, and whether it needed repair; None if nothing decodes."""
     try:
         return json.loads(candidate), False
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
-    repaired = repair_json(candidate)
+    try:
+        repaired = repair_json(candidate)
+    except Exception:  # any failure of the repair on arbitrary text (e.g. too deep) means: no JSON here
+        return None
     if not isinstance(repaired, str) or not repaired.strip() or repaired.strip() == '""':
         return None
     try:
         return json.loads(repaired), True
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -188,6 +202,18 @@ def find_json(text: str) -> list[Decoded]:
             ranked.append(((candidate.nested, not candidate.fenced), decoded))
     ranked.sort(key=lambda pair: pair[0])  # stable: keeps last-first within each rank
     return [decoded for _, decoded in ranked]
+
+
+def is_id(value: Any) -> bool:
+    """Whether ``value`` can be a step id (a string or an integer, not a boolean)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def step_of(item: Any) -> str | None:
+    """The step id an object names under one of :data:`ID_KEYS`, if any."""
+    if not isinstance(item, dict):
+        return None
+    return next((str(item[k]) for k in ID_KEYS if is_id(item.get(k))), None)
 
 
 def search(

@@ -25,14 +25,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from peakopt.oracle.extract import find_json, search
+from peakopt.oracle.extract import find_json, search, step_of
 from peakopt.oracle.score import Violation
 
 Kind = Literal["start", "delay"]
 
-ID_KEYS = ("id", "step", "step_id", "task", "task_id", "name")
 START_KEYS = ("start", "start_time", "start_s", "starts_at", "start_at", "begin")
 DELAY_KEYS = ("requested_delay", "requested_delay_s", "delay", "delay_s")
+_TIMING_KEYS: tuple[tuple[Kind, tuple[str, ...]], ...] = (("start", START_KEYS), ("delay", DELAY_KEYS))
 #: Keys whose content is searched first, and those whose plain numbers are delays.
 WRAPPERS = ("schedule", "starts", "start_times", "plan", "steps", "tasks", "execution_plan", "answer")
 DELAY_WRAPPERS = ("requested_delays", "delays", "requested_delay")
@@ -85,10 +85,10 @@ def number(raw: Any) -> float | None:
 def _timing(raw: Any, kind: Kind) -> tuple[Kind, Any] | None:
     """The (kind, raw value) a map value gives, or None when it is no timing at all."""
     if isinstance(raw, dict):
-        for keys, found in ((START_KEYS, "start"), (DELAY_KEYS, "delay")):
+        for found, keys in _TIMING_KEYS:
             for key in keys:
                 if key in raw:
-                    return found, raw[key]  # type: ignore[return-value]
+                    return found, raw[key]
         return None
     if isinstance(raw, list):
         return None
@@ -99,13 +99,11 @@ def _entry(item: Any) -> tuple[str, Kind, Any] | None:
     """(step, kind, raw value) of a list item, or None when it does not name a step and a timing."""
     if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
         return item[0], "start", item[1]
-    if not isinstance(item, dict):
-        return None
-    step = next((item[k] for k in ID_KEYS if isinstance(item.get(k), str | int)), None)
-    timing = _timing(item, "start")
+    step = step_of(item)
+    timing = _timing(item, "start") if step is not None else None
     if step is None or timing is None:
         return None
-    return str(step), timing[0], timing[1]
+    return step, timing[0], timing[1]
 
 
 class _Collector:

@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from peakopt.oracle.extract import find_json, search
+from peakopt.oracle.extract import find_json, is_id, search, step_of
 from peakopt.oracle.score import Violation
 
 STRUCTURE_KEYS = (
@@ -34,7 +34,6 @@ STRUCTURE_KEYS = (
     "steps",
 )
 PRED_KEYS = ("depends_on", "dependencies", "predecessors", "after", "requires", "deps")
-ID_KEYS = ("id", "step", "step_id", "task", "task_id", "name")
 EDGE_KEYS = (("from", "to"), ("source", "target"), ("before", "after"), ("u", "v"))
 
 
@@ -58,9 +57,9 @@ def _ids(raw: Any) -> list[str] | None:
     """A predecessor list: a list of ids, one id, or null; None when it is something else."""
     if raw is None:
         return []
-    if isinstance(raw, str | int) and not isinstance(raw, bool):
+    if is_id(raw):
         return [str(raw)]
-    if isinstance(raw, list) and all(isinstance(x, str | int) and not isinstance(x, bool) for x in raw):
+    if isinstance(raw, list) and all(map(is_id, raw)):
         return [str(x) for x in raw]
     return None
 
@@ -72,11 +71,11 @@ def _preds_of(raw: Any) -> list[str] | None:
 
 
 def _edge(item: Any) -> tuple[str, str] | None:
-    if isinstance(item, list) and len(item) == 2 and all(isinstance(x, str | int) for x in item):
+    if isinstance(item, list) and len(item) == 2 and all(map(is_id, item)):
         return str(item[0]), str(item[1])
     if isinstance(item, dict):
         for a, b in EDGE_KEYS:
-            if isinstance(item.get(a), str | int) and isinstance(item.get(b), str | int):
+            if is_id(item.get(a)) and is_id(item.get(b)):
                 return str(item[a]), str(item[b])
     return None
 
@@ -86,21 +85,17 @@ def _from_list(items: list[Any]) -> Structure | None:
     edges: set[tuple[str, str]] = set()
     for item in items:
         edge = _edge(item)
-        step = (
-            next((item[k] for k in ID_KEYS if isinstance(item.get(k), str | int)), None)
-            if isinstance(item, dict)
-            else None
-        )
+        step = step_of(item)
         preds = _preds_of(item) if step is not None else None
         if edge is not None:
             nodes.update(edge)
             edges.add(edge)
         elif step is not None and preds is not None:
-            nodes.add(str(step))
+            nodes.add(step)
             nodes.update(preds)
-            edges.update((p, str(step)) for p in preds)
+            edges.update((p, step) for p in preds)
         elif step is not None:
-            nodes.add(str(step))
+            nodes.add(step)
         else:
             return None  # not a list of edges or steps
     return Structure(frozenset(nodes), frozenset(edges)) if nodes else None

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from peakopt.instances import load
 from peakopt.oracle.extract import find_json
 from peakopt.oracle.parse import number, parse_response, parse_starts
 from peakopt.oracle.score import Violation
-from peakopt.oracle.scoring import score_record
+from peakopt.oracle.scoring import score_prediction, score_record
 
 SUITE = load("bundled:refund")
 STEPS = ("lookup_order", "fraud_score", "history_scan", "policy_search", "decide")
@@ -293,3 +296,34 @@ def test_number(raw: object, expected: float | None) -> None:
 def test_find_json_prefers_fenced_then_last() -> None:
     text = 'draft {"a": 1}\n```json\n{"a": 2}\n```\nafter {"a": 3}'
     assert [d.value for d in find_json(text)] == [{"a": 2}, {"a": 3}, {"a": 1}]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8) | st.sampled_from(STEPS),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(st.sampled_from((*STEPS, "start", "id", "x")), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.text(max_size=300) | JSON.map(json.dumps))
+def test_any_response_is_scored_without_raising(text: str) -> None:
+    row = score_record({"workflow": "refund", "source": "fuzz", "response": text}, SUITE)
+    assert row.valid == (not row.reasons)
+    plan = score_prediction({"workflow": "refund", "response": text}, SUITE)
+    assert plan.valid == (not plan.reasons)
+
+
+@given(JSON, JSON)
+def test_any_record_fields_are_scored_without_raising(starts: object, workflow: object) -> None:
+    assert score_record({"workflow": "refund", "starts": starts}, SUITE).source is None
+    score_record({"workflow": workflow, "machine": starts, "response": starts}, SUITE)
+    score_prediction({"workflow": "refund", "edges": starts, "dependencies": workflow}, SUITE)
+
+
+@pytest.mark.parametrize("text", ["{" * 5000, "[" * 3000 + "]" * 3000, '{"a": [' * 2000])
+def test_pathologically_nested_text_is_no_json(text: str) -> None:
+    found = parse_response(text, ("a",))
+    assert isinstance(found, Violation) and found.kind == "parse"

@@ -105,3 +105,10 @@ def test_writers(tmp_path: Path) -> None:
     first, second = (json.loads(line) for line in path.read_text().splitlines())
     assert first == {"workflow": "w", "machine": "m", "source": "asap", "starts": {"a": 1.0}}
     assert second == {"workflow": "w", "machine": "m", "source": "gpt", "response": "{}"}
+
+
+def test_deeply_nested_line_is_a_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "deep.jsonl"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    (record,) = read_records(path)
+    assert record.error == "line 1: JSON nested too deeply"
