@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 from pydantic import BaseModel, ValidationError
@@ -21,7 +21,7 @@ from peakopt.cli.tables import (
 from peakopt.instances import InputError
 from peakopt.instances.records import read_records, read_references, write_jsonl
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
-from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES
+from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.scoring import Options, index_references, score_prediction, score_record
 
@@ -65,7 +65,10 @@ def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, output: str | 
     if as_json and as_csv:
         raise click.UsageError("--json and --csv are exclusive")
     if output:
-        write_jsonl(output, dump_rows(rows))
+        try:
+            write_jsonl(output, dump_rows(rows))
+        except OSError as exc:
+            raise InputError(output, "", f"cannot be written ({exc.strerror})") from None
     if as_json:
         click.echo(to_json(rows))
     elif as_csv:
@@ -128,7 +131,10 @@ def score(
     suite = read_inputs(suite_paths, fmt, cpu, keep_dummies)
     warn_unconstrained(suite)
     references = index_references(read_references(reference)) if reference else {}
-    options = Options(mode=replay, delay_from=delay_from, missing=missing)  # type: ignore[arg-type]
+    # click.Choice has checked the values against the Literal types' members
+    options = Options(
+        mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)
+    )
     rows = [
         score_record(r.data, suite, references, options, line=r.line, error=r.error)
         for r in read_records(schedules)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from peakopt.oracle.parse import Kind
 from peakopt.oracle.planning import PlanScore
 from peakopt.oracle.score import Score, Violation
 
-Kind = Literal["start", "delay"]
 _RESTATED = ("missing", "negative_start")
 
 

@@ -198,3 +198,9 @@ def test_plan_score_rejects_a_bad_scores_file(tmp_path: Path) -> None:
 def test_help_has_an_example(command: str) -> None:
     code, out, _ = run(command, "--help")
     assert code == 0 and "Example: peakopt " + command in out
+
+
+def test_score_output_that_cannot_be_written(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "dir" / "scores.jsonl"
+    code, _, err = run("score", "bundled:refund", "-s", str(answers(tmp_path)), "-o", str(target))
+    assert code == 1 and err.strip() == f"Error: {target}: cannot be written (No such file or directory)"
