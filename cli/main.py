@@ -6,6 +6,7 @@ import click
 
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.score import plan_score, score
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,6 +23,8 @@ def cli() -> None:
 
 for command in (validate, convert, schema):
     cli.add_command(command)
+cli.add_command(score)
+cli.add_command(plan_score)
 
 
 def main() -> None:
