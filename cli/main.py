@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from peakopt.cli.common import Group, package_version
+from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
 
 
@@ -20,7 +21,7 @@ def cli() -> None:
     """
 
 
-for command in (validate, convert, schema):
+for command in (validate, convert, schema, generate, prompt):
     cli.add_command(command)
 
 
