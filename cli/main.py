@@ -7,6 +7,7 @@ import click
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.schedule import schedule
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,6 +24,7 @@ def cli() -> None:
 
 for command in (validate, convert, schema, generate, prompt):
     cli.add_command(command)
+cli.add_command(schedule)
 
 
 def main() -> None:

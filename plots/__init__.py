@@ -1,0 +1,1 @@
+"""Pictures: Gantt and load-against-capacity plots, and the HTML report."""

@@ -1,0 +1,229 @@
+"""Gantt chart above one load panel per resource, for one or several schedules.
+
+Several schedules of the same workflow are drawn side by side on one time
+axis, so the staggering that keeps a machine safe is visible at a glance.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle import Score, load_profile, runs
+
+AVOIDABLE = "#d62728"
+UNAVOIDABLE = "#ff9f1c"
+LOAD = "#4c78a8"
+MAX_LABELS = 40
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One schedule to draw, with the oracle's score and, if known, its gap to optimum."""
+
+    label: str
+    schedule: Schedule
+    score: Score
+    gap: float | None = None
+
+
+def task_order(workflow: Workflow) -> list[Task]:
+    """Tasks top to bottom: by dependency layer, then as listed."""
+    layer = {t: i for i, gen in enumerate(nx.topological_generations(workflow.graph)) for t in gen}
+    return sorted(workflow.tasks, key=lambda t: (layer[t.id], workflow.index[t.id]))
+
+
+def colour_key(task: Task, machine: Machine, by: str) -> str:
+    """What a bar's colour stands for: the tool's server, or the task's resource class."""
+    if by == "tool":
+        return task.server or task.tool or "task"
+    if "resource_class" in task.meta:
+        return str(task.meta["resource_class"])
+    ratios = {r: task.peak(r) / c for r, c in machine.capacity.items()}
+    heaviest = max(ratios, key=lambda r: ratios[r], default="none")
+    return f"{heaviest}-heavy" if ratios.get(heaviest, 0) > 0 else "light"
+
+
+def _title(drawn: Drawn) -> str:
+    s = drawn.score
+    parts = [f"makespan {s.makespan:.2f} s", f"cva {s.cva:.3f}", f"strict MRU {s.strict_mru:.3f}"]
+    if drawn.gap is not None:
+        parts.append(f"gap {drawn.gap:+.1%}")
+    state = "safe" if s.safe else ("unsafe" if s.valid else "invalid")
+    return f"{drawn.label} ({state})\n" + " · ".join(parts)
+
+
+def _gantt(
+    ax: Axes,
+    workflow: Workflow,
+    order: list[Task],
+    drawn: Drawn,
+    colours: dict[str, str],
+    keys: dict[str, str],
+    dependencies: bool,
+) -> None:
+    starts = drawn.schedule.starts
+    row = {t.id: i for i, t in enumerate(order)}
+    for task in order:
+        if task.id not in starts:
+            continue
+        offset = starts[task.id]
+        for segment in task.segments:
+            ax.barh(
+                row[task.id],
+                segment.duration,
+                left=offset,
+                height=0.7,
+                color=colours[keys[task.id]],
+                edgecolor="white",
+                linewidth=0.4,
+            )
+            offset += segment.duration
+    for pred, succ in workflow.edges:
+        if pred not in starts or succ not in starts:
+            continue
+        end = starts[pred] + workflow.task(pred).length
+        broken = starts[succ] < end - 1e-9 * max(1.0, end)
+        if dependencies or broken:
+            ax.annotate(
+                "",
+                xy=(starts[succ], row[succ]),
+                xytext=(end, row[pred]),
+                arrowprops={"arrowstyle": "->", "lw": 0.6, "color": AVOIDABLE if broken else "0.45"},
+            )
+    _task_labels(ax, order)
+
+
+def _task_labels(ax: Axes, order: list[Task]) -> None:
+    step = max(1, math.ceil(len(order) / MAX_LABELS))  # thin labels out on long workflows
+    ticks = list(range(0, len(order), step))
+    ax.set_yticks(ticks, [order[i].id for i in ticks], fontsize=7 if len(order) > 15 else 8)
+    ax.set_ylim(len(order) - 0.4, -0.6)
+    ax.grid(axis="x", color="0.9", linewidth=0.5)
+
+
+def _load(ax: Axes, workflow: Workflow, drawn: Drawn, resource: str, capacity: float) -> float:
+    """Draw the load of ``resource`` against its capacity; return the peak load."""
+    pieces = load_profile(runs(workflow, drawn.schedule.starts, resource))
+    xs = [x for p in pieces for x in (p.start, p.end)]
+    ys = [p.load for p in pieces for _ in (0, 1)]
+    ax.fill_between(xs, ys, color=LOAD, alpha=0.35, linewidth=0)
+    ax.plot(xs, ys, color=LOAD, linewidth=0.8)
+    for piece in pieces:
+        if piece.load <= capacity * (1 + 1e-9):
+            continue
+        alone = sum(max(0.0, a - capacity) for a in piece.active.values())
+        span = [piece.start, piece.end]
+        ax.fill_between(
+            span,
+            capacity,
+            capacity + alone,
+            color=UNAVOIDABLE,
+            hatch="///",
+            linewidth=0,
+            gid=f"overflow-unavoidable-{resource}",
+        )
+        ax.fill_between(
+            span,
+            capacity + alone,
+            piece.load,
+            color=AVOIDABLE,
+            alpha=0.8,
+            linewidth=0,
+            gid=f"overflow-avoidable-{resource}",
+        )
+    ax.axhline(capacity, color="black", linestyle="--", linewidth=0.9)
+    ax.set_ylabel(resource, fontsize=8)
+    ax.grid(axis="x", color="0.9", linewidth=0.5)
+    return max(ys, default=0.0)
+
+
+def figure(
+    workflow: Workflow,
+    machine: Machine,
+    drawn: Sequence[Drawn],
+    *,
+    dependencies: bool = False,
+    colour_by: str = "tool",
+) -> Figure:
+    """Gantt charts above load-against-capacity panels, one column per schedule.
+
+    Parameters
+    ----------
+    workflow, machine
+        The instance every schedule belongs to.
+    drawn
+        The schedules, drawn left to right on one shared time axis.
+    dependencies
+        Draw every dependency arrow (broken ones are always drawn, in red).
+    colour_by
+        ``tool`` (the tool's server) or ``class`` (the resource class).
+
+    Returns
+    -------
+    Figure
+        The figure; save it with :func:`save`.
+    """
+    if not drawn:
+        raise ValueError("nothing to draw")
+    order = task_order(workflow)
+    keys = {t.id: colour_key(t, machine, colour_by) for t in order}
+    # soft colours for tasks, so the saturated red and orange of overload stand out
+    palette = colormaps["Set3"].colors + colormaps["Pastel2"].colors  # type: ignore[attr-defined]
+    colours = {k: palette[i % len(palette)] for i, k in enumerate(sorted(set(keys.values())))}
+    resources = list(machine.capacity)
+    gantt_height = min(14.0, max(2.0, 0.22 * len(order)))
+    # a bare Figure, not pyplot: no global state, safe in libraries and workers
+    fig = Figure(
+        figsize=(1.5 + 4.6 * len(drawn), 1.2 + gantt_height + 1.5 * len(resources)), layout="constrained"
+    )
+    axes = fig.subplots(
+        1 + len(resources),
+        len(drawn),
+        sharex=True,
+        sharey="row",
+        squeeze=False,
+        gridspec_kw={"height_ratios": [gantt_height] + [1.5] * len(resources)},
+    )
+    tops = dict(machine.capacity)
+    for column, item in enumerate(drawn):
+        _gantt(axes[0][column], workflow, order, item, colours, keys, dependencies)
+        axes[0][column].set_title(_title(item), fontsize=9)
+        for row, resource in enumerate(resources, start=1):
+            peak = _load(axes[row][column], workflow, item, resource, machine.capacity[resource])
+            tops[resource] = max(tops[resource], peak)
+        axes[-1][column].set_xlabel("time (s)")
+    for row, resource in enumerate(resources, start=1):
+        axes[row][0].set_ylim(0, tops[resource] * 1.08)  # rows share y: one call sets the row
+    _legend(fig, colours, overload=any(d.score.cva > 0 for d in drawn))
+    fig.suptitle(f"{workflow.id} on {machine.name}", fontsize=11)
+    return fig
+
+
+def _legend(fig: Figure, colours: dict[str, str], overload: bool) -> None:
+    handles = [Patch(color=c, label=k) for k, c in list(colours.items())[:12]]
+    if overload:
+        handles += [
+            Patch(color=UNAVOIDABLE, hatch="///", label="unavoidable overload"),
+            Patch(color=AVOIDABLE, label="avoidable overload"),
+        ]
+    fig.legend(
+        handles=handles, loc="outside lower center", ncol=min(7, len(handles)), fontsize=7, frameon=False
+    )
+
+
+def save(fig: Figure, path: str | Path) -> None:
+    """Write ``fig`` as PNG or SVG, by the file's extension."""
+    target = Path(path)
+    if target.suffix.lower() not in (".png", ".svg"):
+        raise ValueError(f"plots are written as .png or .svg, not {target.suffix or 'no extension'}")
+    fig.savefig(target, dpi=130, bbox_inches="tight")

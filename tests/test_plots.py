@@ -1,0 +1,101 @@
+"""Schedule plots render to PNG and SVG, with the overflow shown when there is one."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from matplotlib.image import imread
+
+from peakopt.instances import load
+from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle import evaluate
+from peakopt.plots.schedule_plot import AVOIDABLE, Drawn, figure, save
+
+REFUND = load("bundled:refund")
+WORKFLOW, MACHINE = REFUND.workflows[0], REFUND.machines[0]
+FOUR = ("lookup_order", "fraud_score", "history_scan", "policy_search")
+ASAP = Schedule(workflow="refund", starts=dict.fromkeys(FOUR, 0.0) | {"decide": 4.8}, source="asap")
+SAFE = Schedule(
+    workflow="refund",
+    starts=dict.fromkeys(FOUR, 0.0) | {"history_scan": 4.8, "decide": 8.0},
+    source="optimal",
+)
+
+
+def drawn(*schedules: Schedule) -> list[Drawn]:
+    return [Drawn(s.source or "", s, evaluate(WORKFLOW, MACHINE, s)) for s in schedules]
+
+
+def red_pixels(path: Path) -> int:
+    image = imread(path)
+    target = tuple(int(AVOIDABLE[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    close = (abs(image[..., 0] - target[0]) < 0.08) & (abs(image[..., 1] - target[1]) < 0.08)
+    return int((close & (abs(image[..., 2] - target[2]) < 0.08)).sum())
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg"])
+def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"refund{suffix}"
+    save(figure(WORKFLOW, MACHINE, drawn(ASAP, SAFE), dependencies=True), path)
+    assert path.stat().st_size > 10_000
+    if suffix == ".svg":
+        text = path.read_text()
+        assert text.lstrip().startswith("<?xml") and "<svg" in text
+        assert 'id="overflow-avoidable-memory_mb' in text  # ASAP overflows memory
+    else:
+        height, width = imread(path).shape[:2]
+        assert width > 1000 and height > 600
+        assert red_pixels(path) > 200
+
+
+def test_no_overflow_panel_when_safe(tmp_path: Path) -> None:
+    svg, png = tmp_path / "safe.svg", tmp_path / "safe.png"
+    for path in (svg, png):
+        save(figure(WORKFLOW, MACHINE, drawn(SAFE)), path)
+    assert "overflow-" not in svg.read_text()
+    assert red_pixels(png) == 0
+
+
+def test_unavoidable_overload_is_drawn_apart(tmp_path: Path) -> None:
+    workflow = Workflow(
+        id="w", tasks=[Task(id="big", duration=2, demand={"m": 12}), Task(id="b", duration=1)]
+    )
+    machine = Machine(name="x", capacity={"m": 8})
+    schedule = Schedule(workflow="w", starts={"big": 0, "b": 2}, source="serial")
+    path = tmp_path / "u.svg"
+    save(figure(workflow, machine, [Drawn("serial", schedule, evaluate(workflow, machine, schedule))]), path)
+    assert 'id="overflow-unavoidable-m' in path.read_text()
+
+
+def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    tasks = [
+        Task(
+            id=f"step{i}",
+            server=f"s{i % 9}",
+            duration=round(rng.uniform(0.1, 3), 2),
+            demand={"cpu": round(rng.uniform(0.1, 2), 2)},
+            depends_on=[f"step{j}" for j in range(max(0, i - 12), i) if rng.random() < 0.08],
+        )
+        for i in range(200)
+    ]
+    workflow = Workflow(id="big", tasks=tasks)
+    machine = Machine(name="m", capacity={"cpu": 8})
+    starts: dict[str, float] = {}
+    for task in tasks:  # serial, in topological (list) order
+        starts[task.id] = max((starts[t.id] + t.length for t in tasks[: len(starts)]), default=0.0)
+    schedule = Schedule(workflow="big", starts=starts, source="serial")
+    fig = figure(workflow, machine, [Drawn("serial", schedule, evaluate(workflow, machine, schedule))])
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert 0 < len(labels) <= 40
+    path = tmp_path / "big.png"
+    save(fig, path)
+    height, _ = imread(path).shape[:2]
+    assert height < 3000
+
+
+def test_rejects_unknown_extension(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"\.png or \.svg"):
+        save(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
