@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 from collections.abc import Sequence
 from statistics import NormalDist
 from typing import TypeVar
@@ -90,8 +89,3 @@ class Draws:
         cuts = sorted(self.sample(range(1, total), parts - 1))
         bounds = [0, *cuts, total]
         return [b - a for a, b in itertools.pairwise(bounds)]
-
-
-def log_uniform(draws: Draws, low: float, high: float) -> float:
-    """A draw uniform in log space between ``low`` and ``high`` (both > 0)."""
-    return math.exp(draws.uniform(math.log(low), math.log(high)))
