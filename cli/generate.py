@@ -14,6 +14,7 @@ from rich.table import Table
 from peakopt.cli.common import input_options, read_inputs
 from peakopt.cli.inputs import summary
 from peakopt.instances import InputError, write_atomic
+from peakopt.instances.catalog import Catalog, parse_catalog
 from peakopt.instances.compact import compact_json
 from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite
 from peakopt.instances.native import to_jsonl
@@ -71,6 +72,7 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
 @_number("--hard", click.IntRange(0), DEFAULT_COUNTS["hard"], "Hard workflows (6-10 servers, 10-15 calls).")
 @_number("--piecewise", click.FloatRange(0, 1), 0.0, "Share of spiky calls drawn as piecewise profiles.")
 @_number("--noise", click.FloatRange(0), 1.0, "Scale of the per-call input noise.")
+@click.option("--catalog", "catalog_path", help="A tool catalog JSON file instead of the bundled one.")
 @click.option("--tasks", type=click.IntRange(1), help="Make stress instances of N tasks instead of a suite.")
 @click.option("--kind", type=click.Choice(KINDS), default="layered", show_default=True, help="Stress kind.")
 @click.option("--width", type=click.IntRange(1), help="Stress: calls per layer / predecessor window.")
@@ -104,11 +106,22 @@ def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **opt
         _stress_mode(output, tasks, options)
 
 
+def _catalog(path: str | None) -> Catalog | None:
+    if path is None:
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, "", f"cannot be read ({exc.strerror})") from None
+    return parse_catalog(text, path)
+
+
 def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
     counts = {t: int(options[t]) for t in DEFAULT_COUNTS}
     if not any(counts.values()):
         raise click.UsageError("--easy, --medium and --hard are all 0: nothing to generate")
-    suite = generate_suite(SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"]))
+    spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"])
+    suite = generate_suite(spec, _catalog(options["catalog_path"]))
     _emit(suite, _target(output, SUITE_FILE.removesuffix(".json")))
     Console(stderr=True).print(_machines_table(suite))
 
@@ -117,6 +130,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
     count = int(options["count"])
     if count > 1 and (output is None or output.lower().endswith(".json")):
         raise click.UsageError("--count above 1 needs -o DIR (a directory), not a file or stdout")
+    catalog = _catalog(options["catalog_path"])
     for i in range(count):
         spec = StressSpec(
             kind=str(options["kind"]),
@@ -128,7 +142,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
             factor=options["factor"],
             seed=int(options["seed"]) + i,
         )
-        _emit(stress_suite(spec), _target(output, spec.name))
+        _emit(stress_suite(spec, catalog), _target(output, spec.name))
 
 
 @click.command()

@@ -107,12 +107,13 @@ def pick_tools(tier: Tier, calls: int, catalog: Catalog, draws: Draws) -> tuple[
     The first server is of the theme; the others are picked with servers of
     the theme :data:`THEME_WEIGHT` times as likely as the rest.
     """
-    theme = draws.choice(CATEGORIES)
     servers = list(catalog.servers)
+    theme = draws.choice([c for c in CATEGORIES if any(catalog.server_category(s) == c for s in servers)])
     themed = [s for s in servers if catalog.server_category(s) == theme]
     chosen = [draws.choice(themed)]
     servers.remove(chosen[0])
-    count = draws.integer(tier.servers[0], min(tier.servers[1], calls))
+    # a small custom catalog may hold fewer servers than the tier asks for
+    count = min(draws.integer(tier.servers[0], min(tier.servers[1], calls)), len(servers) + 1)
     weights = [THEME_WEIGHT if catalog.server_category(s) == theme else 1.0 for s in servers]
     chosen += draws.sample(servers, count - 1, weights)
     tools = [draws.choice(catalog.tools(s)) for s in chosen]
@@ -122,7 +123,10 @@ def pick_tools(tier: Tier, calls: int, catalog: Catalog, draws: Draws) -> tuple[
 
 
 def heaviness(archetype: Archetype) -> float:
-    """Log of the median call's memory × peak CPU × duration."""
+    """Log of the median call's memory × peak CPU.
+
+    The duration is left out: long but light calls (network waits) fan out too.
+    """
     return archetype.memory.mu + archetype.cpu_peak.mu
 
 

@@ -114,3 +114,29 @@ def test_prompt_errors(tmp_path: Path) -> None:
 def test_help_has_an_example(command: str) -> None:
     code, out, _ = run(command, "--help")
     assert code == 0 and "Example: peakopt " + command in out
+
+
+def test_generate_with_a_custom_catalog(tmp_path: Path) -> None:
+    tool = {
+        "class": "lightweight",
+        "duration_s": [0.1, 0.5],
+        "cpu_avg": [0.1, 0.2],
+        "cpu_peak": [0.2, 0.4],
+        "memory_mb": [50, 100],
+    }
+    servers = [
+        {"server": f"s{i}", "category": "utilities", "tools": [{"tool": "a", **tool}, {"tool": "b", **tool}]}
+        for i in range(3)
+    ]
+    catalog = tmp_path / "tools.json"
+    catalog.write_text(json.dumps({"servers": servers}))
+    code, out, err = run("generate", "--catalog", str(catalog), "--easy", "3", "--medium", "2", "--hard", "1")
+    assert code == 0, err
+    suite = json.loads(out)
+    tools = {t["tool"] for w in suite["workflows"] for t in w["tasks"]}
+    assert tools <= {f"s{i}.{n}" for i in range(3) for n in "ab"}
+    catalog.write_text("{}")
+    code, _, err = run("generate", "--catalog", str(catalog))
+    assert code == 1 and err.startswith(f"Error: {catalog}") and "servers" in err
+    code, _, err = run("generate", "--catalog", str(tmp_path / "none.json"))
+    assert code == 1 and "cannot be read" in err
