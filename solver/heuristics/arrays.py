@@ -1,0 +1,246 @@
+"""A workflow × machine as plain tuples, built once and read by every heuristic.
+
+Pydantic stays out of the inner loops: the schedulers index tasks by integer
+position and read durations, predecessors and per-segment resource needs from
+the tuples here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from peakopt.models import Machine, Task, Workflow
+
+#: Relative slack on capacities: a load may exceed a capacity by this fraction
+#: of it (floating-point residue only), far below the oracle's tolerance.
+LOAD_SLACK = 1e-12
+
+#: Relative slack on times: overlaps shorter than this fraction of the
+#: horizon are rounding artefacts, not overlaps.
+TIME_SLACK = 1e-12
+
+#: One resource need of a segment: (resource index, amount, smallest free
+#: capacity that admits it).
+Need = tuple[int, float, float]
+
+#: A segment that uses constrained resources: (offset from the task's start,
+#: duration, needs).
+Block = tuple[float, float, tuple[Need, ...]]
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """The arrays of one workflow on one machine (tasks by position).
+
+    Demands are clamped to the capacity (``min(r, C)``), so a step over a
+    capacity on its own runs with no other step that uses that resource: the
+    schedules built on these arrays reach the oracle's ``cva_floor``.
+
+    Attributes
+    ----------
+    workflow, machine
+        Workflow id and machine name (None when resource-blind).
+    ids
+        Task ids.
+    length
+        Task run times (sum of the segment durations, as the oracle adds them).
+    preds, succs
+        Predecessor and successor positions.
+    topo
+        A topological order, ties broken by input position.
+    resources, capacity
+        The machine's resources that some task uses, and their capacities.
+    blocks
+        Per task, its segments that use a constrained resource, with offsets.
+    peak
+        Per task, its clamped peak need per constrained resource.
+    eps
+        Time tolerance for this instance.
+    """
+
+    workflow: str
+    machine: str | None
+    ids: tuple[str, ...]
+    length: tuple[float, ...]
+    preds: tuple[tuple[int, ...], ...]
+    succs: tuple[tuple[int, ...], ...]
+    topo: tuple[int, ...]
+    resources: tuple[str, ...]
+    capacity: tuple[float, ...]
+    blocks: tuple[tuple[Block, ...], ...]
+    peak: tuple[tuple[Need, ...], ...]
+    eps: float
+
+    @property
+    def size(self) -> int:
+        """Number of tasks."""
+        return len(self.ids)
+
+    @cached_property
+    def rank(self) -> tuple[int, ...]:
+        """Position of each task in :attr:`topo`."""
+        rank = [0] * self.size
+        for position, task in enumerate(self.topo):
+            rank[task] = position
+        return tuple(rank)
+
+    @cached_property
+    def early(self) -> tuple[float, ...]:
+        """Earliest start per task, precedence only (every task as soon as ready)."""
+        early = [0.0] * self.size
+        for task in self.topo:
+            for pred in self.preds[task]:
+                early[task] = max(early[task], early[pred] + self.length[pred])
+        return tuple(early)
+
+    @cached_property
+    def tail(self) -> tuple[float, ...]:
+        """Longest path from each task's start to the end, its own run included."""
+        tail = list(self.length)
+        for task in reversed(self.topo):
+            for succ in self.succs[task]:
+                tail[task] = max(tail[task], self.length[task] + tail[succ])
+        return tuple(tail)
+
+    @cached_property
+    def lower_bound(self) -> float:
+        """Critical-path and resource-energy bound on the makespan (clamped demands)."""
+        path = max((e + t for e, t in zip(self.early, self.tail, strict=True)), default=0.0)
+        energy = [0.0] * len(self.capacity)
+        for blocks in self.blocks:
+            for _, duration, needs in blocks:
+                for k, amount, _ in needs:
+                    energy[k] += duration * amount
+        return max([path] + [e / c for e, c in zip(energy, self.capacity, strict=True)])
+
+    @cached_property
+    def reverse(self) -> Problem:
+        """The time-reversed instance: edges turned round, profiles played backwards.
+
+        A schedule of the reverse read backwards in time is a schedule of
+        this instance, which is what backward (right-justifying) passes use.
+        """
+        blocks = tuple(
+            tuple(
+                (max(0.0, length - offset - duration), duration, needs)
+                for offset, duration, needs in reversed(bs)
+            )
+            for length, bs in zip(self.length, self.blocks, strict=True)
+        )
+        return Problem(
+            workflow=self.workflow,
+            machine=self.machine,
+            ids=self.ids,
+            length=self.length,
+            preds=self.succs,
+            succs=self.preds,
+            topo=self.topo[::-1],
+            resources=self.resources,
+            capacity=self.capacity,
+            blocks=blocks,
+            peak=self.peak,
+            eps=self.eps,
+        )
+
+    def makespan(self, starts: list[float]) -> float:
+        """Latest finish of ``starts`` (0 for no task)."""
+        return max((s + d for s, d in zip(starts, self.length, strict=True)), default=0.0)
+
+
+def _segments(task: Task) -> list[tuple[float, dict[str, float]]]:
+    """(duration, demand) pairs without building pydantic Segments for constant tasks."""
+    if task.profile is None:
+        return [(task.duration or 0.0, task.demand or {})]
+    return [(s.duration, s.demand) for s in task.profile]
+
+
+def _needs(demand: dict[str, float], index: dict[str, int], capacity: tuple[float, ...]) -> tuple[Need, ...]:
+    needs = []
+    for name, amount in demand.items():
+        k = index.get(name)
+        if k is not None and amount > 0:
+            cap = capacity[k]
+            clamped = min(amount, cap)
+            needs.append((k, clamped, clamped - LOAD_SLACK * cap))
+    return tuple(sorted(needs))
+
+
+def _blocks(
+    task: Task, index: dict[str, int], capacity: tuple[float, ...]
+) -> tuple[tuple[Block, ...], tuple[Need, ...]]:
+    blocks: list[Block] = []
+    peak: dict[int, Need] = {}
+    offset = 0.0
+    for duration, demand in _segments(task):
+        needs = _needs(demand, index, capacity)
+        if needs and duration > 0:
+            blocks.append((offset, duration, needs))
+            for need in needs:
+                if need[1] > peak.get(need[0], (0, 0.0, 0.0))[1]:
+                    peak[need[0]] = need
+        offset += duration
+    return tuple(blocks), tuple(peak[k] for k in sorted(peak))
+
+
+def topological(preds: list[tuple[int, ...]], succs: list[list[int]]) -> tuple[int, ...]:
+    """Kahn's order, smallest input position first among the ready tasks."""
+    left = [len(p) for p in preds]
+    ready = [j for j, count in enumerate(left) if count == 0]
+    order = []
+    while ready:
+        task = heapq.heappop(ready)
+        order.append(task)
+        for succ in succs[task]:
+            left[succ] -= 1
+            if not left[succ]:
+                heapq.heappush(ready, succ)
+    return tuple(order)
+
+
+def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
+    """Build the arrays of ``workflow`` on ``machine`` (None: no resource limits).
+
+    Parameters
+    ----------
+    workflow
+        A valid workflow (acyclic, predecessors known).
+    machine
+        Its capacities; resources it does not list are unconstrained.
+
+    Returns
+    -------
+    Problem
+        Plain tuples; cheap to build (no graph library, no pydantic objects).
+    """
+    tasks = workflow.tasks
+    position = {t.id: j for j, t in enumerate(tasks)}
+    used = sorted({r for t in tasks for _, demand in _segments(t) for r in demand})
+    limits = machine.capacity if machine is not None else {}
+    resources = tuple(r for r in used if r in limits)
+    capacity = tuple(limits[r] for r in resources)
+    index = {r: k for k, r in enumerate(resources)}
+    preds = [tuple(position[p] for p in t.depends_on) for t in tasks]
+    succs: list[list[int]] = [[] for _ in tasks]
+    for j, ps in enumerate(preds):
+        for p in ps:
+            succs[p].append(j)
+    lengths = tuple((t.duration or 0.0) if t.profile is None else t.length for t in tasks)
+    built = [_blocks(t, index, capacity) for t in tasks]
+    horizon = math.fsum(lengths)
+    return Problem(
+        workflow=workflow.id,
+        machine=machine.name if machine is not None else None,
+        ids=tuple(t.id for t in tasks),
+        length=lengths,
+        preds=tuple(preds),
+        succs=tuple(tuple(s) for s in succs),
+        topo=topological(preds, succs),
+        resources=resources,
+        capacity=capacity,
+        blocks=tuple(b for b, _ in built),
+        peak=tuple(p for _, p in built),
+        eps=TIME_SLACK * max(1.0, horizon),
+    )
