@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from peakopt.cli.common import Group, package_version
+from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
 from peakopt.cli.schedule import schedule
+from peakopt.cli.score import plan_score, score
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,9 +23,9 @@ def cli() -> None:
     """
 
 
-for command in (validate, convert, schema):
+# in the order of a user's loop: inputs, suites, schedules, scores
+for command in (validate, convert, schema, generate, prompt, schedule, score, plan_score):
     cli.add_command(command)
-cli.add_command(schedule)
 
 
 def main() -> None:
