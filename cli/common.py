@@ -62,3 +62,21 @@ def package_version() -> str:
 def warn(message: str) -> None:
     """One ``Warning:`` line on stderr."""
     click.echo(f"Warning: {message}", err=True)
+
+
+def unconstrained(suite: Suite) -> list[str]:
+    """Warnings for resources that tasks use but a machine does not limit."""
+    used = frozenset().union(*(w.resources for w in suite.workflows))
+    return [
+        f"machine {m.name!r} does not limit {', '.join(sorted(used - m.capacity.keys()))}; "
+        "it is treated as unconstrained"
+        for m in suite.machines
+        if used - m.capacity.keys()
+    ]
+
+
+def warn_unconstrained(suite: Suite) -> None:
+    """One ``Warning:`` line naming every resource a machine leaves unconstrained, if any."""
+    notes = unconstrained(suite)
+    if notes:
+        warn("; ".join(notes))

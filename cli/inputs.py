@@ -8,7 +8,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from peakopt.cli.common import input_options, read_inputs, warn
+from peakopt.cli.common import input_options, read_inputs, unconstrained, warn
 from peakopt.instances import WRITE_FORMATS, InputError, load, render, write_atomic
 from peakopt.models import Machine, Schedule, Segment, SolveResult, Suite, Task, Workflow
 
@@ -32,17 +32,6 @@ def summary(suite: Suite) -> str:
         f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
         f"{machines} machine{'s' * (machines != 1)}"
     )
-
-
-def unconstrained(suite: Suite) -> list[str]:
-    """Warnings for resources that tasks use but a machine does not limit."""
-    used = frozenset().union(*(w.resources for w in suite.workflows))
-    return [
-        f"machine {m.name!r} does not limit {', '.join(sorted(used - m.capacity.keys()))}; "
-        "it is treated as unconstrained"
-        for m in suite.machines
-        if used - m.capacity.keys()
-    ]
 
 
 @click.command()

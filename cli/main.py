@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from peakopt.cli.common import Group, package_version
+from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
 from peakopt.cli.schedule import schedule
+from peakopt.cli.score import plan_score, score
 from peakopt.cli.solve import solve_command
 
 
@@ -22,9 +24,9 @@ def cli() -> None:
     """
 
 
-for command in (validate, convert, schema, solve_command):
+# in the order of a user's loop: inputs, suites, schedules, scores
+for command in (validate, convert, schema, generate, prompt, solve_command, schedule, score, plan_score):
     cli.add_command(command)
-cli.add_command(schedule)
 
 
 def main() -> None:

@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from peakopt.cli.common import input_options, warn
-from peakopt.cli.inputs import unconstrained
-from peakopt.instances import InputError, load, resolve
+from peakopt.cli.common import input_options, unconstrained, warn
+from peakopt.cli.schedule import pick_machines
+from peakopt.instances import InputError, load
 from peakopt.models import Machine, PeakoptError, SolveResult, Suite, Workflow
 from peakopt.solver import BACKENDS, solve
 
@@ -79,62 +79,16 @@ def executor(jobs: int, queue: Queue[tuple[int, float | None, float]]) -> Execut
     return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(queue,))
 
 
-def _machine_file(ref: str) -> list[Machine]:
-    """Machines of a file: a machine document, or any input that holds machines."""
-    path = resolve(ref)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = None
-    if isinstance(data, dict) and "capacity" in data:
-        try:
-            return [Machine.model_validate(data)]
-        except ValueError as exc:
-            raise InputError(path, "machine", str(exc).splitlines()[-1].strip()) from None
-    machines = list(load(path).machines)
-    if not machines:
-        raise InputError(path, "machine", "holds no machine profile")
-    return machines
-
-
-def _pick_machines(refs: tuple[str, ...], inputs: list[Suite], own: Suite) -> list[Machine]:
-    """The machines to solve ``own``'s workflows on: --machine refs, else its own machines."""
-    if not refs:
-        return list(own.machines)
-    chosen: list[Machine] = []
-    for ref in refs:
-        if Path(ref).is_file() or ref.startswith("bundled:"):
-            chosen.extend(_machine_file(ref))
-            continue
-        mine = [m for m in own.machines if m.name == ref]
-        found = mine or list(
-            {
-                tuple(sorted(m.capacity.items())): m for s in inputs for m in s.machines if m.name == ref
-            }.values()
-        )
-        if not found:
-            known = ", ".join(sorted({m.name for s in inputs for m in s.machines})) or "none"
-            raise click.BadParameter(
-                f"no machine named {ref!r} in the inputs and no such file; known: {known}",
-                param_hint="--machine",
-            )
-        if len(found) > 1:
-            raise click.BadParameter(
-                f"machine {ref!r} has different capacities in different inputs", param_hint="--machine"
-            )
-        chosen.append(found[0])
-    return chosen
-
-
 def plan(
     paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
 ) -> list[Job]:
     """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
     inputs = [load(path, **read) for path in paths]
+    known = {m.name: m for suite in inputs for m in suite.machines}
     jobs: list[Job] = []
     warned: set[str] = set()
     for path, suite in zip(paths, inputs, strict=True):
-        machines = _pick_machines(refs, inputs, suite)
+        machines = [m for m in pick_machines(suite, refs, known) if m is not None]
         if not machines:
             raise InputError(path, "", "has no machine profile; name one with --machine NAME|FILE")
         for note in unconstrained(Suite(machines=tuple(machines), workflows=suite.workflows)):

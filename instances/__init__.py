@@ -1,23 +1,35 @@
 """Readers and writers for every input format, and the bundled data."""
 
+from peakopt.instances.catalog import Catalog, default_catalog, parse_catalog
 from peakopt.instances.errors import InputError
+from peakopt.instances.generator import SuiteSpec, generate_suite
 from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, resolve
 from peakopt.instances.native import merge, write_atomic
 from peakopt.instances.peakbench import from_context, to_context
+from peakopt.instances.prompts import prompt_records
 from peakopt.instances.save import WRITE_FORMATS, render, save
+from peakopt.instances.stress import StressSpec, stress_suite
 
 __all__ = [
     "BUNDLED_PREFIX",
     "FORMATS",
     "WRITE_FORMATS",
+    "Catalog",
     "InputError",
+    "StressSpec",
+    "SuiteSpec",
     "bundled",
+    "default_catalog",
     "from_context",
+    "generate_suite",
     "load",
     "merge",
+    "parse_catalog",
+    "prompt_records",
     "render",
     "resolve",
     "save",
+    "stress_suite",
     "to_context",
     "write_atomic",
 ]

@@ -141,6 +141,10 @@ def write_atomic(path: str | Path, text: str) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        Path(temp).chmod(0o666 & ~umask)
         Path(temp).replace(target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

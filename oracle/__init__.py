@@ -1,15 +1,41 @@
 """The independent judge: scores any schedule; depends on peakopt.models only."""
 
+from peakopt.oracle.aggregate import aggregate, aggregate_plans, correlate
+from peakopt.oracle.batch import BatchScorer, BatchScores, score_batch
 from peakopt.oracle.evaluate import TOLERANCE, cva_floor, evaluate, load_profile, runs
+from peakopt.oracle.gap import gaps, with_reference
+from peakopt.oracle.parse import parse_response, parse_starts
+from peakopt.oracle.planning import PlanScore, plan_score
+from peakopt.oracle.replay import replay
+from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import ResourceScore, Score, Violation
+from peakopt.oracle.scoring import Options, score_prediction, score_record
 
 __all__ = [
     "TOLERANCE",
+    "BatchScorer",
+    "BatchScores",
+    "Options",
+    "PlanRow",
+    "PlanScore",
     "ResourceScore",
     "Score",
+    "ScoreRow",
     "Violation",
+    "aggregate",
+    "aggregate_plans",
+    "correlate",
     "cva_floor",
     "evaluate",
+    "gaps",
     "load_profile",
+    "parse_response",
+    "parse_starts",
+    "plan_score",
+    "replay",
     "runs",
+    "score_batch",
+    "score_prediction",
+    "score_record",
+    "with_reference",
 ]

@@ -6,7 +6,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ViolationKind = Literal["dependency", "missing", "unknown", "negative_start", "overflow"]
+ViolationKind = Literal[
+    "dependency",
+    "missing",
+    "unknown",
+    "negative_start",
+    "overflow",
+    "parse",
+    "non_numeric",
+    "duplicate",
+    "instance",
+]
 
 
 class Violation(BaseModel):
@@ -17,6 +27,10 @@ class Violation(BaseModel):
     kind
         ``dependency``, ``missing`` (a task has no start), ``unknown`` (a start
         for no task), ``negative_start`` or ``overflow`` (load above capacity).
+        Records read from files add ``parse`` (no schedule in the text),
+        ``non_numeric`` (a start that is not a finite number), ``duplicate``
+        (a step given twice) and ``instance`` (the record names a workflow or
+        machine that is not in the suite).
     message
         E.g. ``a -> b: b starts at 3.0 before a ends at 4.5`` or
         ``memory_mb 10240/8192 over [0.0, 4.8)``.

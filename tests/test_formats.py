@@ -191,3 +191,13 @@ def test_format_detection_without_extension(tmp_path: Path) -> None:
         copy = tmp_path / source.stem
         copy.write_bytes(source.read_bytes())
         assert load(copy).workflows[0].tasks == load(source).workflows[0].tasks
+
+
+def test_written_files_get_the_usual_mode(tmp_path: Path) -> None:
+    import os
+
+    out = tmp_path / "w.json"
+    save(load("bundled:refund"), out)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from peakopt.instances import load
-from peakopt.models import Machine, Schedule, Task, Workflow
-from peakopt.oracle import evaluate
+from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow
+from peakopt.oracle import evaluate, with_reference
 
 REFUND = load("bundled:refund")
 WORKFLOW, MACHINE = REFUND.workflows[0], REFUND.machines[0]
@@ -77,3 +77,26 @@ def test_unavoidable_overload_and_piecewise() -> None:
     assert together.cva == pytest.approx(1.0)
     assert together.avoidable_cva == pytest.approx(0.5)
     assert together.violations[0].avoidable
+
+
+def test_refund_asap_utilisation_by_hand() -> None:
+    score = evaluate(WORKFLOW, MACHINE, refund(**dict.fromkeys(FOUR, 0.0), decide=4.8))
+    # pieces [0,.3) [.3,1.5) [1.5,3.2) [3.2,4.8) [4.8,5.4): cpu 3.2, 3.0, 2.5, 1.5, 0.5 of 4;
+    # memory 10240, 9984, 9216, 6144, 512 of 8192 (min(1, u) caps the first three at 1)
+    cpu = 0.8 * 0.3 + 0.75 * 1.2 + 0.625 * 1.7 + 0.375 * 1.6 + 0.125 * 0.6
+    memory = 0.3 + 1.2 + 1.7 + 0.75 * 1.6 + 512 / 8192 * 0.6
+    assert score.mru == pytest.approx((cpu + memory) / 2 / 5.4)
+    assert score.resources["memory_mb"].violation_area == pytest.approx(0.55)
+    assert score.resources["cpu"].violation_area == 0
+    assert score.cva_floor == 0  # every step fits the worker on its own
+
+
+def test_refund_asap_gap_against_the_optimum() -> None:
+    optimum = SolveResult(
+        workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6
+    )
+    score = with_reference(
+        evaluate(WORKFLOW, MACHINE, refund(**dict.fromkeys(FOUR, 0.0), decide=4.8)), optimum
+    )
+    assert score.gap == pytest.approx(5.4 / 8.6 - 1)  # faster than the optimum, because it overflows
+    assert not score.safe

@@ -28,45 +28,26 @@ def positions(order: Sequence[int]) -> list[float]:
     return keys
 
 
-def backward_forward(problem: Problem, start: list[float], *, light: bool = False) -> list[float]:
-    """One round: right-justify ``start``, then left-justify the result.
+def backward_forward(problem: Problem, start: list[float]) -> list[float]:
+    """One round on the feasible schedule ``start``: right-justify it, then left-justify the result.
 
-    Parameters
-    ----------
-    problem
-        The instance.
-    start
-        A feasible schedule (start times by position).
-    light
-        The classic round: serial backward, serial forward (two passes).
-
-    Returns
-    -------
-    list of float
-        The shorter of the serial and the parallel forward pass (feasible;
-        callers keep whichever of it and ``start`` is shorter).
+    Returns the shorter of the serial and the parallel forward pass (feasible;
+    callers keep whichever of it and ``start`` is shorter).
     """
     length, rank = problem.length, problem.rank
     finish = [s + d for s, d in zip(start, length, strict=True)]
     # latest finish first; on a tie a successor (higher rank) first, as the reverse needs
     back_order = sorted(range(problem.size), key=lambda j: (-finish[j], -rank[j]))
-    if light:
-        back = serial_sgs(problem.reverse, back_order)
-    else:
-        back = parallel_sgs(problem.reverse, positions(back_order))
+    back = parallel_sgs(problem.reverse, positions(back_order))
     # in forward time a backward run [b, b + d) starts at -(b + d): sort on that
     ends = [b + d for b, d in zip(back, length, strict=True)]
     order = sorted(range(problem.size), key=lambda j: (-ends[j], rank[j]))
     serial = serial_sgs(problem, order)
-    if light:
-        return serial
     parallel = parallel_sgs(problem, positions(order))
     return serial if problem.makespan(serial) <= problem.makespan(parallel) else parallel
 
 
-def improve(
-    problem: Problem, start: list[float], rounds: int = MAX_ROUNDS, *, light: bool = False
-) -> tuple[list[float], float]:
+def improve(problem: Problem, start: list[float], rounds: int = MAX_ROUNDS) -> tuple[list[float], float]:
     """Forward-backward improvement until a round gains nothing.
 
     Parameters
@@ -77,8 +58,6 @@ def improve(
         A feasible schedule (start times by position).
     rounds
         Most rounds to run.
-    light
-        Classic serial-serial rounds (two passes instead of three).
 
     Returns
     -------
@@ -90,7 +69,7 @@ def improve(
     for _ in range(rounds):
         if best_span <= bound:
             break
-        candidate = backward_forward(problem, best, light=light)
+        candidate = backward_forward(problem, best)
         span = problem.makespan(candidate)
         if span >= best_span - problem.eps:
             break

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from peakopt.solver.heuristics.arrays import Block
+from peakopt.solver.heuristics.arrays import Block, Need
 
 
 class Timeline:
@@ -81,21 +81,12 @@ class Timeline:
                         first = i + 1
                         break
             i += 1
-        # book: cut the pieces at begin and at the end, then take the needs out between
-        if times[first] < begin - eps:
+        if times[first] < begin - eps:  # begin falls inside piece `first`: cut it
             first += 1
             if first > last or times[first] > begin + eps:
                 times.insert(first, begin)
                 free.insert(first, free[first - 1].copy())
-        finish = begin + duration
-        stop = bisect_left(times, finish - eps, first)
-        if stop == len(times) or times[stop] > finish + eps:
-            times.insert(stop, finish)
-            free.insert(stop, free[stop - 1].copy())
-        for i in range(first, stop):
-            row = free[i]
-            for k, amount, _ in needs:
-                row[k] -= amount
+        self._take(first, begin + duration, needs)
         return begin - offset
 
     def book(self, start: float, blocks: tuple[Block, ...]) -> None:
@@ -107,15 +98,19 @@ class Timeline:
             if first == len(times) or times[first] > begin + eps:  # cut the piece at begin
                 times.insert(first, begin)
                 free.insert(first, free[first - 1].copy())
-            end = begin + duration
-            stop = bisect_left(times, end - eps, first)
-            if stop == len(times) or times[stop] > end + eps:
-                times.insert(stop, end)
-                free.insert(stop, free[stop - 1].copy())
-            for i in range(first, stop):
-                row = free[i]
-                for k, amount, _ in needs:
-                    row[k] -= amount
+            self._take(first, begin + duration, needs)
+
+    def _take(self, first: int, end: float, needs: tuple[Need, ...]) -> None:
+        """Cut the pieces at ``end``; take ``needs`` out of the pieces from ``first`` up to it."""
+        times, free, eps = self.times, self.free, self.eps
+        stop = bisect_left(times, end - eps, first)
+        if stop == len(times) or times[stop] > end + eps:
+            times.insert(stop, end)
+            free.insert(stop, free[stop - 1].copy())
+        for i in range(first, stop):
+            row = free[i]
+            for k, amount, _ in needs:
+                row[k] -= amount
 
     def after(self, time: float) -> float | None:
         """The first piece boundary later than ``time``, if any."""

@@ -1,0 +1,126 @@
+"""Calibration of the default suite against PeakBench's Table 3.
+
+ASAP, serial and best-rule (``peakopt.solver.heuristics.run``) on every
+workflow × machine of ``bundled:default``, scored by ``peakopt.oracle.evaluate``.
+Aggregates are means over the 900 workflow × machine pairs, as in PeakBench's
+Table 3. The ratios that do not depend on absolute units must be within 25 %
+of PeakBench's, and ASAP's cva must fall from the small to the large machine.
+
+    python benchmarks/test_calibration.py      # prints the README table
+    python -m pytest benchmarks/test_calibration.py
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from peakopt.instances import load
+from peakopt.oracle import evaluate
+from peakopt.solver.heuristics import run
+
+METHODS = ("asap", "serial", "best-rule")
+PROFILES = ("small", "medium", "large")
+
+#: PeakBench Table 3: aggregate makespan (s), cva, strict MRU; ASAP cva per profile.
+PEAKBENCH = {
+    "asap": (8.62, 5.865, 0.080),
+    "serial": (15.19, 2.925, 0.097),
+    "best-rule": (9.13, 2.925, 0.141),
+}
+PEAKBENCH_ASAP_CVA = {"small": 11.924, "medium": 5.068, "large": 0.602}
+TOLERANCE = 0.25
+
+
+@dataclass(frozen=True)
+class Row:
+    """Mean makespan, cva and strict MRU of a method, and its mean cva per profile."""
+
+    makespan: float
+    cva: float
+    strict_mru: float
+    cva_by_profile: dict[str, float]
+
+
+@cache
+def measure() -> dict[str, Row]:
+    """Every method on every workflow × machine of the default suite."""
+    suite = load("bundled:default")
+    rows = {}
+    for method in METHODS:
+        scores = [
+            (machine.name, evaluate(workflow, machine, run(workflow, machine, method)))
+            for workflow in suite.workflows
+            for machine in suite.machines
+        ]
+        assert all(score.valid for _, score in scores)
+        rows[method] = Row(
+            makespan=statistics.fmean(s.makespan for _, s in scores),
+            cva=statistics.fmean(s.cva for _, s in scores),
+            strict_mru=statistics.fmean(s.strict_mru for _, s in scores),
+            cva_by_profile={p: statistics.fmean(s.cva for m, s in scores if m == p) for p in PROFILES},
+        )
+    return rows
+
+
+def ratios(makespan: dict[str, float], cva: dict[str, float]) -> dict[str, float]:
+    """The unit-free ratios compared with PeakBench."""
+    return {
+        "serial/ASAP makespan": makespan["serial"] / makespan["asap"],
+        "best-rule/ASAP makespan": makespan["best-rule"] / makespan["asap"],
+        "serial/ASAP cva": cva["serial"] / cva["asap"],
+    }
+
+
+def comparison() -> Iterator[tuple[str, float, float]]:
+    """(ratio, ours, PeakBench's) for each unit-free ratio."""
+    rows = measure()
+    ours = ratios({m: r.makespan for m, r in rows.items()}, {m: r.cva for m, r in rows.items()})
+    theirs = ratios({m: v[0] for m, v in PEAKBENCH.items()}, {m: v[1] for m, v in PEAKBENCH.items()})
+    for name, value in ours.items():
+        yield name, value, theirs[name]
+
+
+def test_unit_free_ratios_within_25_percent_of_peakbench() -> None:
+    for name, ours, theirs in comparison():
+        assert abs(ours / theirs - 1) <= TOLERANCE, (name, ours, theirs)
+
+
+def test_asap_cva_falls_from_small_to_large_machines() -> None:
+    by_profile = measure()["asap"].cva_by_profile
+    assert by_profile["small"] > by_profile["medium"] > by_profile["large"] > 0
+
+
+def test_safe_methods_reach_the_floor() -> None:
+    rows = measure()
+    # best-rule is safe and serial attains the unavoidable floor: same cva
+    assert abs(rows["best-rule"].cva - rows["serial"].cva) < 1e-6
+
+
+def table() -> str:
+    """The README's calibration tables (markdown)."""
+    rows = measure()
+    lines = [
+        "| method | makespan (s) | PeakBench | cva | PeakBench | strict MRU | PeakBench | OPT (oracle) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method in METHODS:
+        row, (ms, cva, mru) = rows[method], PEAKBENCH[method]
+        lines.append(
+            f"| {method} | {row.makespan:.2f} | {ms:.2f} | {row.cva:.3f} | {cva:.3f} "
+            f"| {row.strict_mru:.3f} | {mru:.3f} | (solver pending) |"
+        )
+    lines += ["", "| ratio | peakopt default suite | PeakBench | off by |", "|---|---|---|---|"]
+    for name, ours, theirs in comparison():
+        lines.append(f"| {name} | {ours:.3f} | {theirs:.3f} | {100 * (ours / theirs - 1):+.1f} % |")
+    asap = rows["asap"].cva_by_profile
+    lines += ["", "| ASAP cva per profile | small | medium | large |", "|---|---|---|---|"]
+    lines.append("| peakopt default suite | " + " | ".join(f"{asap[p]:.3f}" for p in PROFILES) + " |")
+    lines.append("| PeakBench | " + " | ".join(f"{PEAKBENCH_ASAP_CVA[p]:.3f}" for p in PROFILES) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table())

@@ -1,0 +1,192 @@
+"""Commands that make data: generate (suites and stress workflows) and prompt."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from click.core import ParameterSource
+from rich.console import Console
+from rich.table import Table
+
+from peakopt.cli.common import input_options, read_inputs
+from peakopt.cli.inputs import summary
+from peakopt.instances import InputError, write_atomic
+from peakopt.instances.catalog import Catalog, parse_catalog
+from peakopt.instances.compact import compact_json
+from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite
+from peakopt.instances.native import to_jsonl
+from peakopt.instances.prompts import SETTINGS, prompt_records
+from peakopt.instances.stress import KINDS, StressSpec, stress_suite
+from peakopt.models import Suite
+
+SUITE_FILE = "suite.json"
+F = TypeVar("F", bound=Callable[..., Any])
+_STRESS_ONLY = ("width", "resources", "strength", "kind", "complexity", "factor", "count")
+
+
+def _machines_table(suite: Suite) -> Table:
+    resources = sorted({r for m in suite.machines for r in m.capacity})
+    table = Table("machine", *resources, title="machine profiles")
+    for machine in suite.machines:
+        table.add_row(machine.name, *(f"{machine.capacity.get(r, '-'):g}" for r in resources))
+    return table
+
+
+def _target(output: str | None, name: str) -> Path | None:
+    """Where a suite goes: stdout (None), the given .json file, or NAME.json in a directory."""
+    if output is None:
+        return None
+    path = Path(output)
+    if output.lower().endswith(".json"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    if path.exists() and not path.is_dir():
+        raise click.BadParameter(f"{output} exists and is not a directory", param_hint="-o")
+    path.mkdir(parents=True, exist_ok=True)
+    return path / f"{name}.json"
+
+
+def _emit(suite: Suite, target: Path | None) -> None:
+    text = compact_json(suite)
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    write_atomic(target, text)
+    click.echo(f"wrote {target}: {summary(suite)}", err=True)
+
+
+def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]:
+    """A numeric option that shows its default."""
+    return click.option(name, type=kind, default=default, show_default=True, help=text)
+
+
+@click.command()
+@_number("--seed", click.IntRange(0), 0, "Seed of the random stream.")
+@_number("--easy", click.IntRange(0), DEFAULT_COUNTS["easy"], "Easy workflows (1-2 servers, 2-4 calls).")
+@_number(
+    "--medium", click.IntRange(0), DEFAULT_COUNTS["medium"], "Medium workflows (3-5 servers, 5-8 calls)."
+)
+@_number("--hard", click.IntRange(0), DEFAULT_COUNTS["hard"], "Hard workflows (6-10 servers, 10-15 calls).")
+@_number("--piecewise", click.FloatRange(0, 1), 0.0, "Share of spiky calls drawn as piecewise profiles.")
+@_number("--noise", click.FloatRange(0), 1.0, "Scale of the per-call input noise.")
+@click.option("--catalog", "catalog_path", help="A tool catalog JSON file instead of the bundled one.")
+@click.option("--tasks", type=click.IntRange(1), help="Make stress instances of N tasks instead of a suite.")
+@click.option("--kind", type=click.Choice(KINDS), default="layered", show_default=True, help="Stress kind.")
+@click.option("--width", type=click.IntRange(1), help="Stress: calls per layer / predecessor window.")
+@click.option("--resources", type=click.IntRange(1), help="Stress: number of resources.")
+@_number("--strength", click.FloatRange(0, 1), 0.5, "Stress: Kolisch resource strength of the machine.")
+@_number("--complexity", click.FloatRange(0), 1.8, "rcpsp: precedence edges per task.")
+@_number("--factor", click.FloatRange(0, 1, min_open=True), 0.5, "rcpsp: resource factor.")
+@_number("--count", click.IntRange(1), 1, "Stress: instances (seeds seed, seed+1...).")
+@click.option(
+    "-o",
+    "--output",
+    help=f"A .json file, or a directory (gets {SUITE_FILE} or one file per instance). Default: stdout.",
+)
+@click.pass_context
+def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **options: Any) -> None:
+    """Generate a synthetic PeakBench-like suite, or large stress instances.
+
+    Without --tasks: easy/medium/hard agent workflows drawn from the tool
+    catalog, with small/medium/large machines by PeakBench's rule. The
+    defaults reproduce bundled:default byte for byte. With --tasks N: layered
+    agent DAGs or random RCPSP instances with a resource-strength machine.
+
+    Example: peakopt generate --seed 0 -o suites/
+    """
+    if tasks is None:
+        given = [o for o in _STRESS_ONLY if ctx.get_parameter_source(o) == ParameterSource.COMMANDLINE]
+        if given:
+            raise click.UsageError(f"--{given[0]} needs --tasks (it shapes stress instances)")
+        _suite_mode(output, options)
+    else:
+        _stress_mode(output, tasks, options)
+
+
+def _catalog(path: str | None) -> Catalog | None:
+    if path is None:
+        return None
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, "", f"cannot be read ({exc.strerror})") from None
+    return parse_catalog(text, path)
+
+
+def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
+    counts = {t: int(options[t]) for t in DEFAULT_COUNTS}
+    if not any(counts.values()):
+        raise click.UsageError("--easy, --medium and --hard are all 0: nothing to generate")
+    spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"])
+    suite = generate_suite(spec, _catalog(options["catalog_path"]))
+    _emit(suite, _target(output, SUITE_FILE.removesuffix(".json")))
+    Console(stderr=True).print(_machines_table(suite))
+
+
+def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> None:
+    count = int(options["count"])
+    if count > 1 and (output is None or output.lower().endswith(".json")):
+        raise click.UsageError("--count above 1 needs -o DIR (a directory), not a file or stdout")
+    catalog = _catalog(options["catalog_path"])
+    for i in range(count):
+        spec = StressSpec(
+            kind=str(options["kind"]),
+            tasks=tasks,
+            width=None if options["width"] is None else int(options["width"]),
+            resources=None if options["resources"] is None else int(options["resources"]),
+            strength=options["strength"],
+            complexity=options["complexity"],
+            factor=options["factor"],
+            seed=int(options["seed"]) + i,
+        )
+        _emit(stress_suite(spec, catalog), _target(output, spec.name))
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="SUITE...")
+@click.option(
+    "--setting",
+    type=click.Choice(SETTINGS),
+    default="rasc",
+    show_default=True,
+    help="rasc: with resource costs; no-profile: structure only.",
+)
+@click.option("--machine", "machines", multiple=True, help="Only these machine profiles (repeatable).")
+@click.option("-o", "--output", help="JSON Lines file to write (replaced atomically). Default: stdout.")
+@input_options
+def prompt(
+    paths: tuple[str, ...],
+    setting: str,
+    machines: tuple[str, ...],
+    output: str | None,
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+) -> None:
+    """Write LLM scheduling prompts: one JSON record per workflow × machine.
+
+    Each record holds workflow, machine, setting, tier, the prompt text, the
+    context (PeakBench RASC or structure only) and the answer's JSON Schema.
+    Send each prompt to a model and keep {"workflow", "machine", "source",
+    "response"} records for peakopt score.
+
+    Example: peakopt prompt bundled:default --setting rasc -o prompts.jsonl
+    """
+    suite = read_inputs(paths, fmt, cpu, keep_dummies)
+    if not suite.machines:
+        raise InputError(", ".join(paths), "machines", "prompts need machine profiles; the input has none")
+    known = {m.name for m in suite.machines}
+    for name in machines:
+        if name not in known:
+            known_list = ", ".join(sorted(known))
+            raise click.BadParameter(f"no machine {name!r}; known: {known_list}", param_hint="--machine")
+    text = to_jsonl(prompt_records(suite, setting, machines or None))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(output, text)
+    count = text.count("\n")
+    click.echo(f"{count} prompt{'s' * (count != 1)} ({setting}) for {summary(suite)}", err=True)

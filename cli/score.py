@@ -1,0 +1,198 @@
+"""Commands that judge answers: score (schedules, raw LLM responses) and plan-score."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast
+
+import click
+from pydantic import BaseModel, ValidationError
+
+from peakopt.cli.common import input_options, read_inputs, warn_unconstrained
+from peakopt.cli.tables import (
+    correlation_table,
+    dump_rows,
+    plan_table,
+    score_table,
+    show,
+    to_csv,
+    to_json,
+)
+from peakopt.instances import InputError
+from peakopt.instances.records import read_records, read_references, write_jsonl
+from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
+from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
+from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.scoring import Options, index_references, score_prediction, score_record
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _parse_by(known: Sequence[str]) -> Callable[[click.Context, click.Parameter, str], tuple[str, ...]]:
+    def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+        keys = tuple(k.strip() for k in value.split(",") if k.strip())
+        wrong = [k for k in keys if k not in known]
+        if wrong:
+            raise click.BadParameter(f"unknown field {', '.join(wrong)}; choose from {', '.join(known)}")
+        return keys
+
+    return parse
+
+
+def grouping(known: Sequence[str]) -> Callable[[F], F]:
+    """The ``--by`` option: comma-separated grouping fields out of ``known``."""
+    return click.option(
+        "--by",
+        default="source",
+        show_default=True,
+        callback=_parse_by(known),
+        help=f"Group the aggregates by these comma-separated fields ({','.join(known)}); '' for one group.",
+    )
+
+
+def outputs(func: F) -> F:
+    """``--json``, ``--csv`` and ``-o``: where the per-record scores go."""
+    func = click.option("-o", "--output", help="Write the per-record scores as JSON Lines (atomically).")(
+        func
+    )
+    func = click.option("--csv", "as_csv", is_flag=True, help="Print the per-record scores as CSV.")(func)
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print the per-record scores as one JSON list."
+    )(func)
+
+
+def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, output: str | None) -> None:
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv are exclusive")
+    if output:
+        try:
+            write_jsonl(output, dump_rows(rows))
+        except OSError as exc:
+            raise InputError(output, "", f"cannot be written ({exc.strerror})") from None
+    if as_json:
+        click.echo(to_json(rows))
+    elif as_csv:
+        click.echo(to_csv(rows), nl=False)
+
+
+def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> str:
+    invalid = sum(not r.valid for r in rows)
+    note = f"{len(rows)} records, {invalid} invalid (counted, not dropped)"
+    return note + (f"; per-record scores in {output}" if output else "")
+
+
+@click.command()
+@click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
+@input_options
+@click.option("-s", "--schedules", required=True, help="JSON Lines of schedules or raw LLM responses.")
+@click.option("-r", "--reference", help="JSON Lines of reference results (peakopt solve) for the gaps.")
+@click.option("--replay", type=click.Choice(MODES), default="literal", show_default=True, help="Replay mode.")
+@click.option(
+    "--delay-from",
+    type=click.Choice(DELAY_FROM),
+    default="ready",
+    show_default=True,
+    help="What a requested_delay counts from: when the predecessors finish, or time 0.",
+)
+@click.option(
+    "--missing",
+    type=click.Choice(MISSING),
+    default="invalid",
+    show_default=True,
+    help="Missing steps make a record invalid, or start as soon as ready (asap).",
+)
+@grouping(GROUP_KEYS)
+@outputs
+def score(
+    suite_paths: tuple[str, ...],
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+    schedules: str,
+    reference: str | None,
+    replay: str,
+    delay_from: str,
+    missing: str,
+    by: tuple[str, ...],
+    as_json: bool,
+    as_csv: bool,
+    output: str | None,
+) -> None:
+    """Score schedules or raw LLM responses against the oracle (and references).
+
+    SUITE holds the workflows and machines, in any input format. Each line of
+    the schedules file is {"workflow", "machine", "source", "starts"} or, for
+    an LLM's raw answer, {"workflow", "machine", "source", "response"}.
+    Per-group aggregates go to stderr; an unreadable or wrong record is
+    scored invalid with its reason, never dropped.
+
+    Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
+    """
+    suite = read_inputs(suite_paths, fmt, cpu, keep_dummies)
+    warn_unconstrained(suite)
+    references = index_references(read_references(reference)) if reference else {}
+    # click.Choice has checked the values against the Literal types' members
+    options = Options(
+        mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)
+    )
+    rows = [
+        score_record(r.data, suite, references, options, line=r.line, error=r.error)
+        for r in read_records(schedules)
+    ]
+    _emit(rows, as_json, as_csv, output)
+    show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
+
+
+def _read_scores(path: str) -> list[ScoreRow]:
+    rows = []
+    for record in read_records(path):
+        if record.data is None:
+            raise InputError(path, f"line {record.line}", record.error or "not a score record")
+        try:
+            rows.append(ScoreRow.model_validate(record.data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(
+                path, f"line {record.line}", f"not a score row ({where}: {first['msg']})"
+            ) from None
+    return rows
+
+
+@click.command("plan-score")
+@click.option(
+    "-t", "--truth", "truth_paths", multiple=True, required=True, help="The true workflows (repeatable)."
+)
+@input_options
+@click.option("-p", "--predictions", required=True, help="JSON Lines of predicted dependency structures.")
+@click.option("--scores", help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.")
+@grouping(PLAN_GROUP_KEYS)
+@outputs
+def plan_score(
+    truth_paths: tuple[str, ...],
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+    predictions: str,
+    scores: str | None,
+    by: tuple[str, ...],
+    as_json: bool,
+    as_csv: bool,
+    output: str | None,
+) -> None:
+    """Score predicted dependency structures: edge P/R/F1, GED, concurrency agreement.
+
+    Each line of the predictions file is {"workflow", "source", and
+    "dependencies" (step -> predecessors), "edges" ([from, to] pairs) or
+    "response" (an LLM's raw answer)}. With --scores, prints the Pearson
+    and Spearman correlation between edge F1 and cva per source.
+
+    Example: peakopt plan-score --truth bundled:refund --predictions plans.jsonl --scores scores.jsonl
+    """
+    suite = read_inputs(truth_paths, fmt, cpu, keep_dummies)
+    rows = [score_prediction(r.data, suite, line=r.line, error=r.error) for r in read_records(predictions)]
+    _emit(rows, as_json, as_csv, output)
+    tables = [plan_table(aggregate_plans(rows, by))]
+    if scores:
+        tables.append(correlation_table(correlate(rows, _read_scores(scores))))
+    show(*tables, note=_count(rows, output))

@@ -1,0 +1,159 @@
+"""Formatting of score rows and aggregates: rich tables on stderr, CSV and JSON on stdout."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary, Stats
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _group(group: dict[str, str | None]) -> str:
+    return " / ".join(str(v) if v is not None else "-" for v in group.values()) or "all"
+
+
+def _reasons(reasons: dict[str, int]) -> str:
+    return ", ".join(f"{kind} {count}" for kind, count in reasons.items())
+
+
+def _stat(stats: Stats | None, field: str) -> str:
+    return _percent(None if stats is None else getattr(stats, field))
+
+
+def score_table(summaries: Sequence[ScoreSummary], gaps: bool) -> Table:
+    """Per-group scheduling aggregates; gap columns when references were given."""
+    table = Table(title="peakopt score", title_justify="left")
+    columns = [
+        "group",
+        "records",
+        "invalid",
+        "safe",
+        "makespan",
+        "cva",
+        "avoidable",
+        "strict MRU",
+        "safe MRU",
+    ]
+    columns += ["gap mean", "gap median", "gap p95", "gap max", "gap vs LB mean"] if gaps else []
+    columns += ["invalid reasons"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("group", "invalid reasons") else "right")
+    for s in summaries:
+        cells = [
+            _group(s.group),
+            str(s.records),
+            str(s.invalid),
+            _percent(s.safe_rate),
+            _number(s.mean_makespan, 2),
+            _number(s.mean_cva),
+            _number(s.mean_avoidable_cva),
+            _number(s.strict_mru),
+            _number(s.safe_mru),
+        ]
+        if gaps:
+            cells += [_stat(s.gap, f) for f in ("mean", "median", "p95", "max")] + [
+                _stat(s.gap_vs_lb, "mean")
+            ]
+        table.add_row(*cells, _reasons(s.invalid_reasons))
+    return table
+
+
+def plan_table(summaries: Sequence[PlanSummary]) -> Table:
+    """Per-group planning aggregates."""
+    table = Table(title="peakopt plan-score", title_justify="left")
+    columns = ["group", "records", "invalid", "edge F1", "closure F1", "reduction F1", "concurrency F1"]
+    columns += ["GED/(|V|+|E|)", "exact", "cyclic", "hallucinating", "invalid reasons"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("group", "invalid reasons") else "right")
+    for s in summaries:
+        table.add_row(
+            _group(s.group),
+            str(s.records),
+            str(s.invalid),
+            _number(s.edge_f1),
+            _number(s.closure_f1),
+            _number(s.reduction_f1),
+            _number(s.concurrency_f1),
+            _number(s.ged_normalised),
+            _percent(s.exact_match_rate),
+            str(s.cyclic),
+            str(s.hallucinating),
+            _reasons(s.invalid_reasons),
+        )
+    return table
+
+
+def correlation_table(correlations: Sequence[Correlation]) -> Table:
+    """Pearson and Spearman correlations per group."""
+    first = correlations[0] if correlations else None
+    title = f"{first.x} vs {first.y}" if first else "correlation"
+    table = Table(title=title, title_justify="left")
+    for column in ("group", "pairs", "Pearson", "Spearman"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+    for c in correlations:
+        table.add_row(_group(c.group), str(c.pairs), _number(c.pearson), _number(c.spearman))
+    return table
+
+
+def show(*tables: Table, note: str = "") -> None:
+    """Print tables (and a closing note) on stderr."""
+    console = Console(stderr=True)
+    if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
+        console.width = 200
+    for table in tables:
+        console.print(table)
+    if note:
+        console.print(note, highlight=False)
+
+
+def flatten(row: BaseModel) -> dict[str, Any]:
+    """One CSV row: maps become ``field.key`` columns, lists ``; ``-joined text, starts JSON."""
+    flat: dict[str, Any] = {}
+    for name, value in row.model_dump(mode="json").items():
+        if isinstance(value, dict) and name in ("requested", "starts"):
+            flat[name] = json.dumps(value, separators=(",", ":"))
+        elif isinstance(value, dict):
+            flat.update({f"{name}.{key}": v for key, v in value.items()})
+        elif isinstance(value, list):
+            flat[name] = "; ".join(item if isinstance(item, str) else json.dumps(item) for item in value)
+        else:
+            flat[name] = "" if value is None else value
+    return flat
+
+
+def to_csv(rows: Iterable[BaseModel]) -> str:
+    """CSV text of rows, with the union of their columns in order of first appearance."""
+    flat = [flatten(row) for row in rows]
+    columns: dict[str, None] = {}
+    for row in flat:
+        columns.update(dict.fromkeys(row))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns), restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(flat)
+    return out.getvalue()
+
+
+def to_json(rows: Iterable[BaseModel]) -> str:
+    """One JSON list of rows."""
+    return json.dumps([row.model_dump(mode="json") for row in rows])
+
+
+def dump_rows(rows: Iterable[BaseModel]) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (for JSON Lines)."""
+    return [row.model_dump(mode="json") for row in rows]

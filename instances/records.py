@@ -1,0 +1,145 @@
+"""JSON Lines files of records: reference results, schedules, raw LLM responses, predictions.
+
+- A reference file holds one :class:`~peakopt.models.SolveResult` per line,
+  exactly ``result.model_dump(mode="json")`` (what ``peakopt solve`` writes).
+  It is trusted input: a bad line is an :class:`InputError`.
+- A schedule file holds ``{"workflow", "machine", "source", "starts"}``
+  records, a response file ``{"workflow", "machine", "source", "response"}``,
+  a predictions file ``{"workflow", "source", "dependencies" | "edges" |
+  "response"}``; any may add an ``id``. These are read leniently: a line
+  that is not a JSON object becomes a :class:`Record` with an ``error``, so
+  that the oracle can count it as invalid instead of dropping it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from peakopt.instances.errors import InputError, from_validation
+from peakopt.instances.loader import _read_text, resolve
+from peakopt.instances.native import to_jsonl, write_atomic
+from peakopt.models import Schedule, SolveResult
+
+
+@dataclass(frozen=True)
+class Record:
+    """One line of a records file.
+
+    Attributes
+    ----------
+    line
+        1-based line number (the element number for a JSON array file).
+    data
+        The decoded object, or None when the line is not a JSON object.
+    error
+        Why the line could not be read, if so.
+    """
+
+    line: int
+    data: dict[str, Any] | None
+    error: str | None = None
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _record(number: int, line: str) -> Record:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return Record(number, None, f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:
+        return Record(number, None, f"line {number}: JSON nested too deeply")
+    if not isinstance(data, dict):
+        return Record(number, None, f"line {number}: not a JSON object ({type(data).__name__})")
+    return Record(number, data)
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Every record of a JSON Lines file (or of a JSON array), bad lines included.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or is empty.
+    """
+    source = resolve(path)
+    text = _read_text(source)
+    if text.lstrip().startswith("["):
+        try:
+            array = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            array = None
+        if isinstance(array, list):
+            return [_record(n, json.dumps(item)) for n, item in enumerate(array, start=1)]
+    return [_record(n, line) for n, line in _lines(text)]
+
+
+def read_references(path: str | Path) -> list[SolveResult]:
+    """The reference results of a JSON Lines file.
+
+    Raises
+    ------
+    InputError
+        Naming the line, when a line is not a valid result, or the file is
+        missing or empty.
+    """
+    source = resolve(path)
+    results = []
+    for number, line in _lines(_read_text(source)):
+        where = f"line {number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(source, where, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+        except RecursionError:
+            raise InputError(source, where, "JSON nested too deeply") from None
+        try:
+            results.append(SolveResult.model_validate(data))
+        except ValidationError as exc:
+            raise from_validation(source, exc, data, where) from None
+    return results
+
+
+def reference_record(result: SolveResult) -> dict[str, Any]:
+    """The JSON object of one reference line."""
+    return result.model_dump(mode="json")
+
+
+def schedule_record(schedule: Schedule) -> dict[str, Any]:
+    """The JSON object of one schedule line: workflow, machine, source, starts."""
+    return {
+        "workflow": schedule.workflow,
+        "machine": schedule.machine,
+        "source": schedule.source,
+        "starts": dict(schedule.starts),
+    }
+
+
+def response_record(workflow: str, machine: str | None, source: str | None, response: str) -> dict[str, Any]:
+    """The JSON object of one raw-response line."""
+    return {"workflow": workflow, "machine": machine, "source": source, "response": response}
+
+
+def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """Write records as JSON Lines, atomically (a crash leaves no half-written file)."""
+    write_atomic(path, to_jsonl(dict(r) for r in records))
+
+
+def append_jsonl(path: str | Path, record: Mapping[str, Any]) -> None:
+    """Append one record as a line and flush, for files written incrementally."""
+    with Path(path).open("a", encoding="utf-8") as out:
+        out.write(json.dumps(dict(record), separators=(",", ":")) + "\n")
+        out.flush()
+
+
+def write_references(path: str | Path, results: Iterable[SolveResult]) -> None:
+    """Write reference results as JSON Lines, atomically."""
+    write_jsonl(path, (reference_record(r) for r in results))

@@ -1,0 +1,216 @@
+"""One flat row per scored record: what ``peakopt score`` writes and what aggregates read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from peakopt.oracle.parse import Kind
+from peakopt.oracle.planning import PlanScore
+from peakopt.oracle.score import Score, Violation
+
+_RESTATED = ("missing", "negative_start")
+
+
+def _kinds(problems: Sequence[Violation]) -> list[str]:
+    return sorted({p.kind for p in problems})
+
+
+class ScoreRow(BaseModel):
+    """The oracle's verdict on one input record, flat enough for JSON Lines and CSV.
+
+    Metrics are None when nothing could be scored (an unparseable answer, an
+    unknown workflow). For an invalid schedule that could be placed in time
+    they are computed on the steps that have a start.
+
+    Attributes
+    ----------
+    line, id
+        Where the record came from: its line in the input file, its ``id`` field.
+    workflow, machine, source, tier
+        What was scored, who produced it, and ``workflow.meta["tier"]``.
+    valid
+        False when the record could not be read or its schedule breaks a rule.
+    reasons, reason_kinds
+        Why it is invalid: the messages, and their kinds (``missing``,
+        ``dependency``, ``parse``... see :class:`~peakopt.oracle.score.Violation`).
+    requested, requested_kind
+        The timings as read (starts, or requested delays).
+    starts
+        The start times scored (after replay).
+    pushed, pushed_seconds, filled
+        Replay figures: steps the runtime delayed and by how much in total,
+        missing steps filled as soon as ready.
+    makespan ... dependency_violations
+        The metrics of :class:`~peakopt.oracle.score.Score`.
+    peak_ratio, violation_area
+        Per resource.
+    overflows
+        The overflow intervals, as messages.
+    gap, gap_vs_lb, gap_vs_ub, reference_status
+        Against the reference result, when one was given.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    line: int | None = None
+    id: str | None = None
+    workflow: str | None = None
+    machine: str | None = None
+    source: str | None = None
+    tier: str | None = None
+    valid: bool
+    reasons: list[str] = Field(default_factory=list)
+    reason_kinds: list[str] = Field(default_factory=list)
+    requested: dict[str, float] | None = None
+    requested_kind: Kind | None = None
+    starts: dict[str, float] | None = None
+    pushed: int = 0
+    pushed_seconds: float = 0.0
+    filled: int = 0
+    makespan: float | None = None
+    cva: float | None = None
+    cva_floor: float | None = None
+    avoidable_cva: float | None = None
+    safe: bool = False
+    mru: float | None = None
+    strict_mru: float | None = None
+    safe_mru: float | None = None
+    dependency_violations: int | None = None
+    peak_ratio: dict[str, float] = Field(default_factory=dict)
+    violation_area: dict[str, float] = Field(default_factory=dict)
+    overflows: list[str] = Field(default_factory=list)
+    gap: float | None = None
+    gap_vs_lb: float | None = None
+    gap_vs_ub: float | None = None
+    reference_status: str | None = None
+
+    @classmethod
+    def invalid(cls, problems: Sequence[Violation], **identity: Any) -> ScoreRow:
+        """A row for a record that could not be scored at all."""
+        return cls(
+            valid=False, reasons=[p.message for p in problems], reason_kinds=_kinds(problems), **identity
+        )
+
+    @classmethod
+    def from_score(cls, score: Score, problems: Sequence[Violation] = (), **extra: Any) -> ScoreRow:
+        """A row from the oracle's :class:`Score` and the record's own problems.
+
+        Parameters
+        ----------
+        score
+            From :func:`~peakopt.oracle.evaluate` (with gaps, if any).
+        problems
+            Reading and replay problems; any makes the row invalid, unsafe,
+            and its safe MRU 0.
+        **extra
+            Other fields: ``line``, ``id``, ``tier``, ``requested``, ``pushed``...
+        """
+        covered = {t for p in problems for t in p.tasks}
+        # A step the record already flags (non-numeric, negative delay) is not also "missing".
+        own = [
+            v
+            for v in score.violations
+            if v.kind != "overflow" and not (v.kind in _RESTATED and set(v.tasks) <= covered)
+        ]
+        reasons = [*problems, *own]
+        valid = score.valid and not problems
+        safe = score.safe and valid
+        return cls(
+            workflow=score.workflow,
+            machine=score.machine,
+            source=score.source,
+            valid=valid,
+            reasons=[r.message for r in reasons],
+            reason_kinds=_kinds(reasons),
+            makespan=score.makespan,
+            cva=score.cva,
+            cva_floor=score.cva_floor,
+            avoidable_cva=score.avoidable_cva,
+            safe=safe,
+            mru=score.mru,
+            strict_mru=score.strict_mru,
+            safe_mru=score.safe_mru if safe else 0.0,
+            dependency_violations=score.dependency_violations,
+            peak_ratio={r: s.peak_ratio for r, s in score.resources.items()},
+            violation_area={r: s.violation_area for r, s in score.resources.items()},
+            overflows=[v.message for v in score.violations if v.kind == "overflow"],
+            gap=score.gap,
+            gap_vs_lb=score.gap_vs_lb,
+            gap_vs_ub=score.gap_vs_ub,
+            **extra,
+        )
+
+
+class PlanRow(BaseModel):
+    """Planning metrics of one prediction record, flat for JSON Lines and CSV.
+
+    Metric fields are None when the record could not be read (``valid`` False);
+    the ``reduction_*`` fields are also None for a cyclic prediction. See
+    :class:`~peakopt.oracle.planning.PlanScore` for the definitions.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    line: int | None = None
+    id: str | None = None
+    workflow: str | None = None
+    source: str | None = None
+    tier: str | None = None
+    valid: bool
+    reasons: list[str] = Field(default_factory=list)
+    reason_kinds: list[str] = Field(default_factory=list)
+    predicted_edges: list[tuple[str, str]] | None = None
+    edge_precision: float | None = None
+    edge_recall: float | None = None
+    edge_f1: float | None = None
+    closure_precision: float | None = None
+    closure_recall: float | None = None
+    closure_f1: float | None = None
+    reduction_precision: float | None = None
+    reduction_recall: float | None = None
+    reduction_f1: float | None = None
+    ged: int | None = None
+    ged_normalised: float | None = None
+    concurrency_precision: float | None = None
+    concurrency_recall: float | None = None
+    concurrency_f1: float | None = None
+    exact_match: bool | None = None
+    order_match: bool | None = None
+    cyclic: bool | None = None
+    cycle: list[str] | None = None
+    hallucinated: list[str] = Field(default_factory=list)
+    unmentioned: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def invalid(cls, problems: Sequence[Violation], **identity: Any) -> PlanRow:
+        """A row for a prediction that could not be read."""
+        return cls(
+            valid=False, reasons=[p.message for p in problems], reason_kinds=_kinds(problems), **identity
+        )
+
+    @classmethod
+    def from_score(cls, score: PlanScore, edges: Iterable[tuple[str, str]], **identity: Any) -> PlanRow:
+        """A row from a :class:`~peakopt.oracle.planning.PlanScore` and the predicted edges."""
+        flat: dict[str, Any] = {}
+        for name in ("edges", "closure", "reduction", "concurrency"):
+            prf = getattr(score, name)
+            prefix = "edge" if name == "edges" else name
+            for field in ("precision", "recall", "f1"):
+                flat[f"{prefix}_{field}"] = None if prf is None else getattr(prf, field)
+        return cls(
+            valid=True,
+            predicted_edges=sorted(edges),
+            ged=score.ged,
+            ged_normalised=score.ged_normalised,
+            exact_match=score.exact_match,
+            order_match=score.order_match,
+            cyclic=score.cyclic,
+            cycle=score.cycle,
+            hallucinated=score.hallucinated,
+            unmentioned=score.unmentioned,
+            **flat,
+            **identity,
+        )

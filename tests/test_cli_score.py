@@ -1,0 +1,206 @@
+"""peakopt score and plan-score through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from peakopt.cli.main import cli
+from peakopt.instances.records import reference_record, write_jsonl
+from peakopt.models import SolveResult
+
+ZERO = dict.fromkeys(("lookup_order", "fraud_score", "history_scan", "policy_search", "decide"), 0.0)
+SAFE = ZERO | {"history_scan": 4.8, "decide": 8.0}
+ASAP = ZERO | {"decide": 4.8}
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def answers(tmp_path: Path) -> Path:
+    path = tmp_path / "answers.jsonl"
+    records: list[dict[str, Any]] = [
+        {"workflow": "refund", "machine": "worker", "source": "asap", "starts": ASAP},
+        {"workflow": "refund", "source": "serial", "starts": SAFE},
+        {"workflow": "refund", "source": "llm", "response": f"```json\n{json.dumps(SAFE)}\n```", "id": "q1"},
+        {"workflow": "refund", "source": "llm", "response": "Sorry, I can't do that.", "id": "q2"},
+        {"workflow": "refund", "machine": "laptop", "source": "llm", "starts": SAFE},
+        {"workflow": "nope", "source": "llm", "starts": SAFE},
+    ]
+    write_jsonl(path, records)
+    with path.open("a") as out:
+        out.write("not json at all\n")
+    return path
+
+
+def references(tmp_path: Path) -> Path:
+    path = tmp_path / "refs.jsonl"
+    result = SolveResult(workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6)
+    write_jsonl(path, [reference_record(result)])
+    return path
+
+
+def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:
+    code, out, err = run(
+        "score",
+        "bundled:refund",
+        "--schedules",
+        str(answers(tmp_path)),
+        "-r",
+        str(references(tmp_path)),
+        "--json",
+    )
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["line"] for r in rows] == [1, 2, 3, 4, 5, 6, 7]  # nothing dropped
+    asap, serial, llm, refusal, laptop, nope, broken = rows
+    assert asap["valid"] and not asap["safe"] and asap["cva"] == pytest.approx(0.55)
+    assert asap["gap"] == pytest.approx(5.4 / 8.6 - 1)  # valid, unsafe: faster than the optimum
+    assert serial["safe"] and serial["gap"] == pytest.approx(0.0) and serial["machine"] == "worker"
+    assert llm["starts"] == SAFE and llm["id"] == "q1" and llm["source"] == "llm"
+    assert refusal["reason_kinds"] == ["parse"] and refusal["makespan"] is None
+    assert laptop["reasons"] == ["machine 'laptop' is not in the suite"]
+    assert nope["reasons"] == ["workflow 'nope' is not in the suite"]
+    assert broken["reasons"][0].startswith("line 7: not valid JSON")
+    assert "7 records, 4 invalid (counted, not dropped)" in err
+    assert "gap mean" in err and "asap" in err and "parse 1" in err
+
+
+def test_score_writes_json_lines_and_csv(tmp_path: Path) -> None:
+    target = tmp_path / "scores.jsonl"
+    code, out, err = run("score", "bundled:refund", "-s", str(answers(tmp_path)), "-o", str(target), "--csv")
+    assert code == 0, err
+    written = [json.loads(line) for line in target.read_text().splitlines()]
+    assert len(written) == 7 and written[1]["safe"] is True
+    header, *lines = out.splitlines()
+    assert header.startswith("line,id,workflow,machine,source,tier,valid,reasons")
+    assert "peak_ratio.memory_mb" in header.split(",")
+    assert len(lines) == 7
+    assert "gap mean" not in err  # no reference: no gap columns
+
+
+def test_score_grouping_and_replay_options(tmp_path: Path) -> None:
+    path = tmp_path / "delays.jsonl"
+    delays = ZERO | {"history_scan": 4.8}
+    write_jsonl(path, [{"workflow": "refund", "source": "m", "starts": {"requested_delays": delays}}])
+    code, out, err = run("score", "bundled:refund", "-s", str(path), "--json", "--by", "source,machine")
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert row["requested_kind"] == "delay" and row["starts"]["decide"] == pytest.approx(8.0) and row["safe"]
+    assert "m / worker" in err
+    code, out, _ = run("score", "bundled:refund", "-s", str(path), "--json", "--delay-from", "zero")
+    assert not json.loads(out)[0]["valid"]
+    code, out, _ = run(
+        "score", "bundled:refund", "-s", str(path), "--json", "--delay-from", "zero", "--replay", "runtime"
+    )
+    (row,) = json.loads(out)
+    assert row["valid"] and row["pushed"] == 1 and row["pushed_seconds"] == pytest.approx(8.0)
+
+
+def test_score_missing_asap(tmp_path: Path) -> None:
+    path = tmp_path / "partial.jsonl"
+    write_jsonl(path, [{"workflow": "refund", "starts": {"fraud_score": 0, "history_scan": 4.8}}])
+    code, out, _ = run("score", "bundled:refund", "-s", str(path), "--json", "--missing", "asap")
+    (row,) = json.loads(out)
+    assert code == 0 and row["valid"] and row["filled"] == 3 and row["makespan"] == pytest.approx(8.6)
+
+
+def test_score_usage_and_input_errors(tmp_path: Path) -> None:
+    path = answers(tmp_path)
+    code, _, err = run("score", "bundled:refund", "-s", str(path), "--json", "--csv")
+    assert code == 2 and "exclusive" in err
+    code, _, err = run("score", "bundled:refund", "-s", str(path), "--by", "colour")
+    assert code == 2 and "unknown field colour" in err
+    bad = tmp_path / "refs.jsonl"
+    bad.write_text('{"workflow": "refund"}\n')
+    code, _, err = run("score", "bundled:refund", "-s", str(path), "-r", str(bad))
+    assert code == 1 and err.strip() == f"Error: {bad}: line 1: missing key 'status'"
+    code, _, err = run("score", "bundled:refund", "-s", str(tmp_path / "none.jsonl"))
+    assert code == 1 and err.startswith("Error: ") and "no such file" in err and "Traceback" not in err
+
+
+def test_score_warns_once_about_unconstrained_resources(tmp_path: Path) -> None:
+    suite = tmp_path / "gpu.json"
+    suite.write_text(
+        json.dumps(
+            {
+                "machines": [{"name": "a", "capacity": {"cpu": 2}}, {"name": "b", "capacity": {"cpu": 4}}],
+                "workflows": [
+                    {"id": "w", "tasks": [{"id": "t", "duration": 1, "demand": {"gpu": 1, "cpu": 1}}]}
+                ],
+            }
+        )
+    )
+    path = tmp_path / "s.jsonl"
+    write_jsonl(path, [{"workflow": "w", "machine": "a", "starts": {"t": 0}}])
+    code, out, err = run("score", str(suite), "-s", str(path), "--json")
+    assert code == 0
+    warnings = [line for line in err.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and "'a' does not limit gpu" in warnings[0] and "'b'" in warnings[0]
+    assert json.loads(out)[0]["safe"]
+
+
+def test_plan_score_with_correlation(tmp_path: Path) -> None:
+    predictions = tmp_path / "plans.jsonl"
+    decide = ["lookup_order", "fraud_score", "history_scan", "policy_search"]
+    write_jsonl(
+        predictions,
+        [
+            {"workflow": "refund", "source": "llm", "id": "q1", "dependencies": {"decide": decide}},
+            {"workflow": "refund", "source": "llm", "id": "q2", "edges": [["lookup_order", "decide"]]},
+            {"workflow": "refund", "source": "llm", "id": "q3", "response": "no idea"},
+        ],
+    )
+    schedules = tmp_path / "s.jsonl"
+    write_jsonl(
+        schedules,
+        [
+            {"workflow": "refund", "source": "llm", "id": "q1", "starts": SAFE},
+            {"workflow": "refund", "source": "llm", "id": "q2", "starts": ASAP},
+        ],
+    )
+    scores = tmp_path / "scores.jsonl"
+    assert run("score", "bundled:refund", "-s", str(schedules), "-o", str(scores))[0] == 0
+    code, out, err = run(
+        "plan-score",
+        "--truth",
+        "bundled:refund",
+        "--predictions",
+        str(predictions),
+        "--scores",
+        str(scores),
+        "--json",
+    )
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["edge_f1"] for r in rows] == [1.0, pytest.approx(0.4), None]
+    assert rows[2]["valid"] is False
+    assert "edge_f1 vs cva" in err and "-1.000" in err  # two points: F1 up, cva down
+    assert "3 records, 1 invalid" in err
+
+
+def test_plan_score_rejects_a_bad_scores_file(tmp_path: Path) -> None:
+    predictions = tmp_path / "plans.jsonl"
+    write_jsonl(predictions, [{"workflow": "refund", "edges": []}])
+    bad = tmp_path / "scores.jsonl"
+    bad.write_text('{"workflow": "refund"}\n')
+    code, _, err = run("plan-score", "-t", "bundled:refund", "-p", str(predictions), "--scores", str(bad))
+    assert code == 1 and err.startswith(f"Error: {bad}: line 1: not a score row")
+
+
+@pytest.mark.parametrize("command", ["score", "plan-score"])
+def test_help_has_an_example(command: str) -> None:
+    code, out, _ = run(command, "--help")
+    assert code == 0 and "Example: peakopt " + command in out
+
+
+def test_score_output_that_cannot_be_written(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "dir" / "scores.jsonl"
+    code, _, err = run("score", "bundled:refund", "-s", str(answers(tmp_path)), "-o", str(target))
+    assert code == 1 and err.strip() == f"Error: {target}: cannot be written (No such file or directory)"

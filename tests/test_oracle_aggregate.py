@@ -1,0 +1,124 @@
+"""Aggregates of score rows, and the planning/scheduling correlation."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from peakopt.oracle.aggregate import (
+    Stats,
+    aggregate,
+    aggregate_plans,
+    correlate,
+    pair_rows,
+    pearson,
+    ranks,
+    spearman,
+    summarise,
+)
+from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.score import Violation
+
+
+def row(source: str = "m", **fields: object) -> ScoreRow:
+    base: dict[str, object] = {
+        "workflow": "w",
+        "machine": "x",
+        "source": source,
+        "valid": True,
+        "makespan": 10.0,
+        "cva": 0.0,
+        "cva_floor": 0.0,
+        "avoidable_cva": 0.0,
+        "safe": True,
+        "mru": 0.5,
+        "strict_mru": 0.5,
+        "safe_mru": 0.5,
+        "dependency_violations": 0,
+    }
+    return ScoreRow.model_validate(base | fields)
+
+
+ROWS = [
+    row(gap=0.1),
+    row(makespan=6.0, cva=0.5, avoidable_cva=0.5, safe=False, strict_mru=0.0, safe_mru=0.0, gap=-0.2),
+    ScoreRow.invalid([Violation(kind="parse", message="empty response")], workflow="w", source="m"),
+    row(makespan=12.0, mru=0.6, strict_mru=0.6, safe_mru=0.6, gap=0.3),
+]
+
+
+def test_summary_by_hand() -> None:
+    s = summarise(ROWS)
+    assert (s.records, s.invalid, s.invalid_reasons) == (4, 1, {"parse": 1})
+    assert s.safe_rate == 0.5  # the invalid record counts as unsafe
+    assert s.mean_makespan == pytest.approx((10 + 6 + 12) / 3)  # valid records only
+    assert s.mean_cva == pytest.approx(0.5 / 3) and s.mean_avoidable_cva == pytest.approx(0.5 / 3)
+    assert s.strict_mru == pytest.approx((0.5 + 0 + 0.6) / 4)  # invalid counts as 0
+    assert s.safe_mru == pytest.approx((0.5 + 0.6) / 4)
+    assert s.gap is not None  # over the safe records only: 0.1 and 0.3
+    assert (s.gap.count, s.gap.max) == (2, 0.3)
+    assert (s.gap.mean, s.gap.median, s.gap.p95) == pytest.approx((0.2, 0.2, 0.29))
+    assert s.gap_vs_lb is None
+
+
+def test_groups_in_order_of_appearance() -> None:
+    rows = [row("b"), row("a"), row("b", machine="y")]
+    assert [s.group for s in aggregate(rows, ["source"])] == [{"source": "b"}, {"source": "a"}]
+    assert [s.records for s in aggregate(rows, ["source", "machine"])] == [1, 1, 1]
+    assert [s.records for s in aggregate(rows, [])] == [3]
+    with pytest.raises(ValueError, match="cannot group by colour"):
+        aggregate(rows, ["colour"])
+    assert aggregate([], ["source"]) == []
+
+
+def test_stats_of_nothing() -> None:
+    assert Stats.of([None, None]) is None
+    assert Stats.of([1.0]) == Stats(count=1, mean=1.0, median=1.0, p95=1.0, max=1.0)
+
+
+def test_ranks_share_ties() -> None:
+    assert ranks([10, 20, 20, 30]).tolist() == [1.0, 2.5, 2.5, 4.0]
+    assert ranks([3, 1, 2]).tolist() == [3.0, 1.0, 2.0]
+
+
+def test_correlations_by_hand() -> None:
+    assert pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
+    assert pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert pearson([1, 2, 3], [5, 5, 5]) is None and pearson([1], [2]) is None
+    # ranks of y: 1, 2, 3.5, 5, 3.5 -> sum dx*dy = 8, sum dx^2 = 10, sum dy^2 = 9.5
+    assert spearman([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]) == pytest.approx(8 / math.sqrt(95))
+    assert spearman([1, 2, 3, 4], [1, 8, 27, 64]) == pytest.approx(1.0)
+    assert pearson([1, 2, 3, 4], [1, 8, 27, 64]) < 1.0
+
+
+def plan(source: str, f1: float, workflow: str = "w", valid: bool = True, id: str | None = None) -> PlanRow:
+    return PlanRow(workflow=workflow, source=source, valid=valid, edge_f1=f1 if valid else None, id=id)
+
+
+def test_pairing_by_workflow_source_and_id() -> None:
+    plans = [plan("m", 1.0, id="1"), plan("m", 0.5, id="2"), plan("n", 0.2), plan("n", 0.4, valid=False)]
+    scores = [row("m", id="2", cva=3.0), row("m", id="1", cva=1.0), row("n", cva=2.0), row("n", cva=9.0)]
+    pairs = pair_rows(plans, scores)
+    assert [(p.edge_f1, s.cva) for p, s in pairs] == [(0.5, 3.0), (1.0, 1.0), (0.2, 2.0)]
+
+
+def test_correlate_per_source() -> None:
+    plans = [plan("m", f) for f in (1.0, 0.8, 0.5, 0.2)] + [plan("n", 0.3)]
+    scores = [row("m", cva=c) for c in (0.0, 0.1, 0.6, 0.9)] + [row("n", cva=0.4)]
+    found = {c.group["source"]: c for c in correlate(plans, scores)}
+    assert found["m"].pairs == 4 and found["m"].spearman == pytest.approx(-1.0)
+    assert found["m"].pearson is not None and found["m"].pearson < -0.9
+    assert found["n"].pairs == 1 and found["n"].pearson is None
+
+
+def test_plan_aggregates() -> None:
+    rows = [
+        PlanRow(source="m", valid=True, edge_f1=1.0, exact_match=True, cyclic=False),
+        PlanRow(source="m", valid=True, edge_f1=0.5, exact_match=False, cyclic=True, hallucinated=["x"]),
+        PlanRow.invalid([Violation(kind="parse", message="empty response")], source="m"),
+    ]
+    (s,) = aggregate_plans(rows)
+    assert (s.records, s.invalid, s.invalid_reasons) == (3, 1, {"parse": 1})
+    assert s.edge_f1 == 0.75 and s.exact_match_rate == 0.5 and s.cyclic == 1 and s.hallucinating == 1
+    assert s.closure_f1 is None

@@ -1,0 +1,15 @@
+"""The oracle is an independent judge: importing it loads no other peakopt package but models."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_oracle_imports_models_only() -> None:
+    code = (
+        "import sys, peakopt.oracle\n"
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('peakopt.')}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "['models', 'oracle']"
