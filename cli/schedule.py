@@ -10,7 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.cli.common import input_options
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.inputs import unconstrained
 from peakopt.instances import InputError, load, write_atomic
 from peakopt.instances.schedules import load_machines, schedule_lines
 from peakopt.models import Machine, Schedule, Suite
@@ -83,6 +84,32 @@ def read_each(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: b
                 raise InputError(path, f"workflow {workflow.id!r}", "duplicate workflow id across the inputs")
             seen.add(workflow.id)
     return suites
+
+
+def plan_inputs(
+    suites: list[Suite], machine_values: tuple[str, ...], methods: list[Method]
+) -> list[tuple[Suite, list[Machine | None]]]:
+    """Each input with the machines to run its workflows on; warns about unconstrained resources.
+
+    Raises
+    ------
+    click.UsageError
+        A resource-aware method and an input without a machine.
+    """
+    known = {m.name: m for suite in suites for m in suite.machines}
+    plans = [(suite, pick_machines(suite, machine_values, known)) for suite in suites]
+    notes: dict[str, None] = {}
+    for suite, machines in plans:
+        chosen = tuple(m for m in machines if m is not None)
+        notes.update(dict.fromkeys(unconstrained(Suite(machines=chosen, workflows=suite.workflows))))
+    for note in notes:
+        warn(note)
+    aware = [m.name for m in methods if m.resource_aware]
+    if aware and any(None in machines for _, machines in plans):
+        raise click.UsageError(
+            f"method {aware[0]!r} is resource-aware and an input defines no machine; pass --machine FILE|NAME"
+        )
+    return plans
 
 
 #: Stands in for "no machine" when the oracle only checks dependencies and makespan.
@@ -196,14 +223,7 @@ def schedule(
     if output and as_json:
         raise click.UsageError("give either -o FILE or --json, not both")
     methods = parse_methods(method_values)
-    suites = read_each(paths, fmt, cpu, keep_dummies)
-    known = {m.name: m for suite in suites for m in suite.machines}
-    plans = [(suite, pick_machines(suite, machine_values, known)) for suite in suites]
-    aware = [m.name for m in methods if m.resource_aware]
-    if aware and any(None in machines for _, machines in plans):
-        raise click.UsageError(
-            f"method {aware[0]!r} is resource-aware and an input defines no machine; pass --machine FILE|NAME"
-        )
+    plans = plan_inputs(read_each(paths, fmt, cpu, keep_dummies), machine_values, methods)
     rows: list[tuple[Schedule, Score]] = []
     for suite, machines in plans:
         for workflow in suite.workflows:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.models import Machine, Schedule, Segment, Task, Workflow
 from peakopt.oracle import Score, evaluate
 
 #: Every parametrised built-in, with small parameters so the tests stay fast.
@@ -17,6 +17,11 @@ BLIND = ("asap", "serial", "cap:1", "cap:3")
 def task(tid: str, duration: float, deps: tuple[str, ...] = (), **demand: float) -> Task:
     """A constant task, e.g. ``task("a", 2, memory_mb=6)``."""
     return Task(id=tid, duration=duration, demand=demand, depends_on=deps)
+
+
+def phases(tid: str, *parts: tuple[float, float]) -> Task:
+    """A piecewise task of (duration, memory_mb) phases."""
+    return Task(id=tid, profile=tuple(Segment(duration=d, demand={"memory_mb": m}) for d, m in parts))
 
 
 def judged(workflow: Workflow, machine: Machine, schedule: Schedule) -> Score:

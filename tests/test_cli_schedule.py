@@ -159,3 +159,12 @@ def test_load_machines_reads_suites_and_psplib() -> None:
     assert load_machines("bundled:refund") == REFUND.machines
     (psplib,) = load_machines(J30 / "j301_1.sm")
     assert isinstance(psplib, Machine) and psplib.name == "psplib"
+
+
+def test_unconstrained_resources_are_warned_about(tmp_path: Path) -> None:
+    path = write(tmp_path / "w.json", WORKFLOW)
+    machine = write(tmp_path / "m.json", {"name": "gpu-only", "capacity": {"gpu": 1}})
+    code, out, err = run("schedule", path, "--machine", machine, "-m", "sgs:serial:lft", "--json")
+    assert code == 0
+    assert "Warning: machine 'gpu-only' does not limit cpu" in err
+    assert records(out)[0]["starts"] == {"a": 0.0, "b": 0.0}

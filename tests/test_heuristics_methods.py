@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from heuristics_helpers import judged, task
+from heuristics_helpers import judged, phases, task
 from paths import J30, PATTERSON, j30_optima, patterson_optima
 
 from peakopt.instances import load
@@ -80,11 +80,7 @@ def test_admission_greedy_lets_a_small_step_pass_strict_does_not() -> None:
 
 
 def test_admission_holds_the_peak_while_planners_use_the_profile() -> None:
-    spike = Task(
-        id="load",
-        profile=(Segment(duration=1, demand={"memory_mb": 6}), Segment(duration=4, demand={"memory_mb": 2})),
-    )
-    workflow = Workflow(id="w", tasks=(spike, task("scan", 3, memory_mb=6)))
+    workflow = Workflow(id="w", tasks=(phases("load", (1, 6), (4, 2)), task("scan", 3, memory_mb=6)))
     planned = run(workflow, MEMORY, "sgs:serial:lft")
     admitted = run(workflow, MEMORY, "admission")
     assert judged(workflow, MEMORY, planned).makespan == 5  # scan starts once the spike is over
@@ -94,11 +90,7 @@ def test_admission_holds_the_peak_while_planners_use_the_profile() -> None:
 
 
 def test_a_later_spike_blocks_an_earlier_start() -> None:
-    late = Task(
-        id="late",
-        profile=(Segment(duration=2, demand={"memory_mb": 1}), Segment(duration=2, demand={"memory_mb": 7})),
-    )
-    workflow = Workflow(id="w", tasks=(late, task("mid", 3, memory_mb=6)))
+    workflow = Workflow(id="w", tasks=(phases("late", (2, 1), (2, 7)), task("mid", 3, memory_mb=6)))
     for rule in ("lft", "spt", "fifo"):
         for scheme in ("serial", "parallel"):
             schedule = run(workflow, MEMORY, f"sgs:{scheme}:{rule}")

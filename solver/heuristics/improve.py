@@ -1,45 +1,50 @@
-"""Forward-backward improvement (double justification; Tormos & Lova 2001, Valls et al. 2005).
+"""Forward-backward improvement (justification; Tormos & Lova 2001, Valls et al. 2005).
 
-A backward pass schedules the tasks right-justified — latest finish first, each
-as late as possible — then a forward pass schedules them left-justified in the
-order of those right-justified starts. Neither pass lengthens the schedule;
-repeating them closes gaps the first schedule left.
+A backward pass schedules the tasks right-justified, latest finish first; a
+forward pass then schedules them left-justified in the order of those
+right-justified starts. Repeating the pair closes gaps the first schedule
+left. Measured on PSPLIB j30 (see the README), a parallel backward pass
+followed by both a serial and a parallel forward pass, keeping the shorter,
+beats the classic serial-serial pair clearly (parallel LFT: 2.43 % -> 1.96 %
+mean deviation) for three passes per round instead of two.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from peakopt.solver.heuristics.arrays import Problem
-from peakopt.solver.heuristics.sgs import serial_sgs
+from peakopt.solver.heuristics.sgs import parallel_sgs, serial_sgs
 
 #: Forward-backward rounds at most; it usually settles in two or three.
 MAX_ROUNDS = 8
 
 
+def positions(order: Sequence[int]) -> list[float]:
+    """Priority keys that make a scheme follow ``order`` (a task's place in it)."""
+    keys = [0.0] * len(order)
+    for place, task in enumerate(order):
+        keys[task] = float(place)
+    return keys
+
+
 def backward_forward(problem: Problem, start: list[float]) -> list[float]:
-    """One round: right-justify ``start``, then left-justify the result.
+    """One round on the feasible schedule ``start``: right-justify it, then left-justify the result.
 
-    Parameters
-    ----------
-    problem
-        The instance.
-    start
-        A feasible schedule (start times by position).
-
-    Returns
-    -------
-    list of float
-        A feasible schedule from a forward serial pass (never longer in
-        practice; callers keep the better one).
+    Returns the shorter of the serial and the parallel forward pass (feasible;
+    callers keep whichever of it and ``start`` is shorter).
     """
     length, rank = problem.length, problem.rank
     finish = [s + d for s, d in zip(start, length, strict=True)]
     # latest finish first; on a tie a successor (higher rank) first, as the reverse needs
     back_order = sorted(range(problem.size), key=lambda j: (-finish[j], -rank[j]))
-    back = serial_sgs(problem.reverse, back_order)
-    # in forward time a backward start b becomes -(b + d): sort on that
+    back = parallel_sgs(problem.reverse, positions(back_order))
+    # in forward time a backward run [b, b + d) starts at -(b + d): sort on that
     ends = [b + d for b, d in zip(back, length, strict=True)]
     order = sorted(range(problem.size), key=lambda j: (-ends[j], rank[j]))
-    return serial_sgs(problem, order)
+    serial = serial_sgs(problem, order)
+    parallel = parallel_sgs(problem, positions(order))
+    return serial if problem.makespan(serial) <= problem.makespan(parallel) else parallel
 
 
 def improve(problem: Problem, start: list[float], rounds: int = MAX_ROUNDS) -> tuple[list[float], float]:

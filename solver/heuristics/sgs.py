@@ -8,6 +8,7 @@ the earlier input position (Kolisch's lowest-activity-number rule).
 from __future__ import annotations
 
 import heapq
+from bisect import insort
 from collections.abc import Sequence
 
 from peakopt.solver.heuristics.arrays import Problem
@@ -54,8 +55,7 @@ def serial_sgs(problem: Problem, order: Sequence[int]) -> list[float]:
     preds, length, blocks = problem.preds, problem.length, problem.blocks
     start = [0.0] * problem.size
     finish = [0.0] * problem.size
-    timeline = Timeline(problem.capacity, problem.eps)
-    earliest, book = timeline.earliest, timeline.book
+    place = Timeline(problem.capacity, problem.eps).place
     for task in order:
         ready = 0.0
         for pred in preds[task]:
@@ -63,8 +63,7 @@ def serial_sgs(problem: Problem, order: Sequence[int]) -> list[float]:
                 ready = finish[pred]
         need = blocks[task]
         if need:
-            ready = earliest(ready, need)
-            book(ready, need)
+            ready = place(ready, need)
         start[task] = ready
         finish[task] = ready + length[task]
     return start
@@ -92,40 +91,45 @@ def parallel_sgs(problem: Problem, keys: Sequence[float]) -> list[float]:
     succs, length, blocks = problem.succs, problem.length, problem.blocks
     left = [len(p) for p in problem.preds]
     ready = [0.0] * problem.size
-    waiting = [j for j, count in enumerate(left) if not count]
+    pending = [(0.0, keys[j], j) for j, count in enumerate(left) if not count]  # heap by ready time
+    eligible: list[tuple[float, int]] = []  # (key, task), sorted
     start = [0.0] * problem.size
     timeline = Timeline(problem.capacity, problem.eps)
+    conflict, book = timeline.conflict, timeline.book
     now = 0.0
-    while waiting:
-        started = True
-        while started:  # zero-length tasks can make successors eligible at once
-            started = False
-            for _, task in sorted((keys[j], j) for j in waiting if ready[j] <= now):
-                need = blocks[task]
-                if need:
-                    if timeline.conflict(now, need) is not None:
-                        continue
-                    timeline.book(now, need)
-                start[task] = now
-                waiting.remove(task)
-                end = now + length[task]
-                for succ in succs[task]:
-                    left[succ] -= 1
-                    ready[succ] = max(ready[succ], end)
-                    if not left[succ]:
-                        waiting.append(succ)
-                        started = started or ready[succ] <= now
-        if waiting:
-            now = _next_time(now, waiting, ready, timeline)
+    remaining = problem.size
+    while remaining:
+        while pending and pending[0][0] <= now:
+            _, key, task = heapq.heappop(pending)
+            insort(eligible, (key, task))
+        waiting = []
+        for key, task in eligible:
+            need = blocks[task]
+            if need:
+                if conflict(now, need) is not None:
+                    waiting.append((key, task))
+                    continue
+                book(now, need)
+            start[task] = now
+            remaining -= 1
+            end = now + length[task]
+            for succ in succs[task]:
+                left[succ] -= 1
+                if end > ready[succ]:
+                    ready[succ] = end
+                if not left[succ]:
+                    heapq.heappush(pending, (ready[succ], keys[succ], succ))
+        eligible = waiting
+        if remaining and not (pending and pending[0][0] <= now):  # else zero-length tasks released some now
+            now = _next_time(now, pending, timeline)
     return start
 
 
-def _next_time(now: float, waiting: list[int], ready: list[float], timeline: Timeline) -> float:
+def _next_time(now: float, pending: list[tuple[float, float, int]], timeline: Timeline) -> float:
     """The next decision time after ``now``: a release or a change of free capacity."""
-    later = [ready[j] for j in waiting if ready[j] > now]
     boundary = timeline.after(now)
-    if boundary is not None:
-        later.append(boundary)
-    if not later:  # a waiting task that does not fit implies capacity frees up later
+    if pending and (boundary is None or pending[0][0] < boundary):
+        return pending[0][0]
+    if boundary is None:  # a waiting task that does not fit implies capacity frees up later
         raise RuntimeError("parallel SGS stalled: no later decision time")
-    return min(later)
+    return boundary

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from peakopt.solver.heuristics.arrays import Block
+from peakopt.solver.heuristics.arrays import Block, Need
 
 
 class Timeline:
@@ -52,19 +52,25 @@ class Timeline:
 
     def earliest(self, start: float, blocks: tuple[Block, ...]) -> float:
         """The earliest time at or after ``start`` from which the blocks fit."""
-        if len(blocks) > 1:
+        later = self.conflict(start, blocks)
+        while later is not None:
+            start = later
             later = self.conflict(start, blocks)
-            while later is not None:
-                start = later
-                later = self.conflict(start, blocks)
+        return start
+
+    def place(self, ready: float, blocks: tuple[Block, ...]) -> float:
+        """Book the blocks at the earliest start at or after ``ready`` that fits; return that start."""
+        if len(blocks) > 1:
+            start = self.earliest(ready, blocks)
+            self.book(start, blocks)
             return start
         # one block (constant tasks): one sweep, restarting after each piece that lacks room
         times, free, eps = self.times, self.free, self.eps
         offset, duration, needs = blocks[0]
         last = len(times) - 1
-        begin = start + offset
+        begin = ready + offset
         end = begin + duration - eps
-        i = bisect_right(times, begin) - 1
+        i = first = bisect_right(times, begin) - 1
         while i < last and times[i] < end:
             if times[i + 1] > begin + eps:
                 row = free[i]
@@ -72,8 +78,15 @@ class Timeline:
                     if row[k] < threshold:
                         begin = times[i + 1]
                         end = begin + duration - eps
+                        first = i + 1
                         break
             i += 1
+        if times[first] < begin - eps:  # begin falls inside piece `first`: cut it
+            first += 1
+            if first > last or times[first] > begin + eps:
+                times.insert(first, begin)
+                free.insert(first, free[first - 1].copy())
+        self._take(first, begin + duration, needs)
         return begin - offset
 
     def book(self, start: float, blocks: tuple[Block, ...]) -> None:
@@ -85,15 +98,19 @@ class Timeline:
             if first == len(times) or times[first] > begin + eps:  # cut the piece at begin
                 times.insert(first, begin)
                 free.insert(first, free[first - 1].copy())
-            end = begin + duration
-            stop = bisect_left(times, end - eps, first)
-            if stop == len(times) or times[stop] > end + eps:
-                times.insert(stop, end)
-                free.insert(stop, free[stop - 1].copy())
-            for i in range(first, stop):
-                row = free[i]
-                for k, amount, _ in needs:
-                    row[k] -= amount
+            self._take(first, begin + duration, needs)
+
+    def _take(self, first: int, end: float, needs: tuple[Need, ...]) -> None:
+        """Cut the pieces at ``end``; take ``needs`` out of the pieces from ``first`` up to it."""
+        times, free, eps = self.times, self.free, self.eps
+        stop = bisect_left(times, end - eps, first)
+        if stop == len(times) or times[stop] > end + eps:
+            times.insert(stop, end)
+            free.insert(stop, free[stop - 1].copy())
+        for i in range(first, stop):
+            row = free[i]
+            for k, amount, _ in needs:
+                row[k] -= amount
 
     def after(self, time: float) -> float | None:
         """The first piece boundary later than ``time``, if any."""
