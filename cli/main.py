@@ -9,6 +9,7 @@ from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
 from peakopt.cli.schedule import schedule
 from peakopt.cli.score import plan_score, score
+from peakopt.cli.solve import solve_command
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,7 +25,7 @@ def cli() -> None:
 
 
 # in the order of a user's loop: inputs, suites, schedules, scores
-for command in (validate, convert, schema, generate, prompt, schedule, score, plan_score):
+for command in (validate, convert, schema, generate, prompt, solve_command, schedule, score, plan_score):
     cli.add_command(command)
 
 

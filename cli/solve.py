@@ -1,0 +1,411 @@
+"""``peakopt solve``: reference schedules for every workflow × machine, in parallel, resumable."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_context
+from multiprocessing.queues import Queue
+from pathlib import Path
+from queue import Empty
+from typing import Any, TextIO
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.inputs import unconstrained
+from peakopt.instances import InputError, load, resolve
+from peakopt.models import Machine, PeakoptError, SolveResult, Suite, Workflow
+from peakopt.solver import BACKENDS, solve
+
+#: A solve running longer than this shows its incumbent and bound (seconds).
+LONG_SOLVE = 2.0
+
+_QUEUE: Queue[tuple[int, float | None, float]] | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One workflow × machine to solve, and its place in the run."""
+
+    index: int
+    workflow: Workflow
+    machine: Machine
+    settings: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What identifies the record in the output (for --resume)."""
+        return self.workflow.id, self.machine.name
+
+
+def _worker_init(queue: Queue[tuple[int, float | None, float]]) -> None:
+    """Workers leave Ctrl-C to the main process, which stops them."""
+    global _QUEUE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _QUEUE = queue
+
+
+def run_job(job: Job) -> SolveResult:
+    """Solve one job in a worker; solver refusals become ``error`` records."""
+    queue = _QUEUE
+
+    def report(incumbent: float | None, bound: float) -> None:
+        if queue is not None:
+            queue.put((job.index, incumbent, bound))
+
+    try:
+        return solve(job.workflow, job.machine, progress=report, **job.settings)
+    except PeakoptError as exc:
+        return SolveResult(
+            workflow=job.workflow.id,
+            machine=job.machine.name,
+            status="error",
+            solver=job.settings["backend"],
+            params=job.settings,
+            message=str(exc),
+        )
+
+
+def executor(jobs: int, queue: Queue[tuple[int, float | None, float]]) -> Executor:
+    """Where the solves run: ``jobs`` local processes (the one place to swap in another executor)."""
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(queue,))
+
+
+def _machine_file(ref: str) -> list[Machine]:
+    """Machines of a file: a machine document, or any input that holds machines."""
+    path = resolve(ref)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict) and "capacity" in data:
+        try:
+            return [Machine.model_validate(data)]
+        except ValueError as exc:
+            raise InputError(path, "machine", str(exc).splitlines()[-1].strip()) from None
+    machines = list(load(path).machines)
+    if not machines:
+        raise InputError(path, "machine", "holds no machine profile")
+    return machines
+
+
+def _pick_machines(refs: tuple[str, ...], inputs: list[Suite], own: Suite) -> list[Machine]:
+    """The machines to solve ``own``'s workflows on: --machine refs, else its own machines."""
+    if not refs:
+        return list(own.machines)
+    chosen: list[Machine] = []
+    for ref in refs:
+        if Path(ref).is_file() or ref.startswith("bundled:"):
+            chosen.extend(_machine_file(ref))
+            continue
+        mine = [m for m in own.machines if m.name == ref]
+        found = mine or list(
+            {m.capacity.__repr__(): m for s in inputs for m in s.machines if m.name == ref}.values()
+        )
+        if not found:
+            known = ", ".join(sorted({m.name for s in inputs for m in s.machines})) or "none"
+            raise click.BadParameter(
+                f"no machine named {ref!r} in the inputs and no such file; known: {known}",
+                param_hint="--machine",
+            )
+        if len(found) > 1:
+            raise click.BadParameter(
+                f"machine {ref!r} has different capacities in different inputs", param_hint="--machine"
+            )
+        chosen.append(found[0])
+    return chosen
+
+
+def plan(
+    paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
+) -> list[Job]:
+    """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
+    inputs = [load(path, **read) for path in paths]
+    jobs: list[Job] = []
+    warned: set[str] = set()
+    for path, suite in zip(paths, inputs, strict=True):
+        machines = _pick_machines(refs, inputs, suite)
+        if not machines:
+            raise InputError(path, "", "has no machine profile; name one with --machine NAME|FILE")
+        for note in unconstrained(Suite(machines=tuple(machines), workflows=suite.workflows)):
+            if note not in warned:
+                warned.add(note)
+                warn(note)
+        for workflow in suite.workflows:
+            jobs.extend(Job(len(jobs) + k, workflow, m, settings) for k, m in enumerate(machines))
+    return jobs
+
+
+def finished(output: str) -> set[tuple[str, str]]:
+    """(workflow, machine) of every complete record in an output file; a torn last line is cut off."""
+    path = Path(output)
+    if not path.exists():
+        return set()
+    text = path.read_text(encoding="utf-8")
+    keep, done = [], set()
+    for line in text.splitlines(keepends=True):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            break  # an interrupted write: drop it and everything after
+        if not line.endswith("\n"):
+            break
+        keep.append(line)
+        done.add((record["workflow"], record["machine"]))
+    if len(keep) != len(text.splitlines(keepends=True)):
+        warn(f"{output}: dropped an incomplete last record")
+        path.write_text("".join(keep), encoding="utf-8")
+    return done
+
+
+class Sink:
+    """Where records go as they finish: appended and flushed to a file, and/or printed on stdout."""
+
+    def __init__(self, output: str | None, as_json: bool, resume: bool) -> None:
+        self.as_json = as_json
+        self.written = 0
+        self.handle: TextIO | None = None
+        if output is not None:
+            self.handle = Path(output).open("a" if resume else "w", encoding="utf-8")  # noqa: SIM115
+
+    def write(self, result: SolveResult) -> None:
+        """One JSON line per record; flushed so that an interrupted run keeps it."""
+        line = json.dumps(result.model_dump(mode="json"))
+        if self.handle is not None:
+            self.handle.write(line + "\n")
+            self.handle.flush()
+        if self.as_json:
+            click.echo(line)
+        self.written += 1
+
+    def close(self) -> None:
+        """Close the output file."""
+        if self.handle is not None:
+            self.handle.close()
+
+
+def _progress_bar(console: Console) -> Progress:
+    return Progress(
+        TextColumn("[bold]solve"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=console,
+        transient=False,
+    )
+
+
+def _describe(job: Job, incumbent: float | None, bound: float) -> str:
+    best = "none yet" if incumbent is None else f"{incumbent:g}"
+    return f"{job.workflow.id} × {job.machine.name}: makespan {best}, bound {bound:g}"
+
+
+def run(jobs: list[Job], workers: int, sink: Sink, console: Console) -> Iterator[SolveResult]:
+    """Solve the jobs in parallel; yield each record as it finishes (after writing it)."""
+    queue: Queue[tuple[int, float | None, float]] = get_context().Queue()
+    pool = executor(workers, queue)
+    seen: dict[int, float] = {}
+    try:
+        with _progress_bar(console) as bar:
+            task = bar.add_task("", total=len(jobs))
+            pending: dict[Future[SolveResult], Job] = {pool.submit(run_job, j): j for j in jobs}
+            while pending:
+                done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                for future in done:
+                    result = future.result()
+                    sink.write(result)
+                    bar.advance(task)
+                    yield result
+                    del pending[future]
+                _show_long(queue, {j.index: j for j in pending.values()}, seen, bar, task)
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown()
+
+
+def _show_long(
+    queue: Queue[tuple[int, float | None, float]],
+    running: dict[int, Job],
+    seen: dict[int, float],
+    bar: Progress,
+    task: Any,
+) -> None:
+    """Show the latest incumbent and bound of a solve that has reported for a while."""
+    latest = None
+    while True:
+        try:
+            latest = queue.get_nowait()
+        except Empty:
+            break
+    if latest is None or latest[0] not in running:
+        return
+    first = seen.setdefault(latest[0], time.monotonic())
+    if time.monotonic() - first > LONG_SOLVE:
+        bar.update(task, description=_describe(running[latest[0]], latest[1], latest[2]))
+
+
+def _stop(pool: Executor) -> None:
+    """Stop now: drop queued jobs and end the running ones (their records are not written)."""
+    assert isinstance(pool, ProcessPoolExecutor)
+    processes = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+
+
+def summary_table(results: list[SolveResult], seconds: float) -> Table:
+    """Count per status, mean lower-to-upper gap, time."""
+    table = Table(title=f"{len(results)} solves in {seconds:.1f} s")
+    for column in ("status", "count", "mean gap", "mean seconds", "max seconds"):
+        table.add_column(column, justify="left" if column == "status" else "right")
+    for status in sorted({r.status for r in results}):
+        rows = [r for r in results if r.status == status]
+        gaps = [gap(r) for r in rows if gap(r) is not None]
+        mean_gap = f"{sum(g for g in gaps if g is not None) / len(gaps):.2%}" if gaps else "-"
+        times = [r.seconds for r in rows]
+        table.add_row(status, str(len(rows)), mean_gap, f"{sum(times) / len(times):.3f}", f"{max(times):.3f}")
+    return table
+
+
+def gap(result: SolveResult) -> float | None:
+    """(makespan − lower bound) / makespan, when both are known."""
+    if result.makespan is None or result.lower_bound is None:
+        return None
+    return (result.makespan - result.lower_bound) / result.makespan if result.makespan > 0 else 0.0
+
+
+def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A usage error (exit 2) unless the number is positive."""
+    if value is not None and not value > 0:
+        raise click.BadParameter(f"must be positive, got {value}")
+    return value
+
+
+@click.command("solve")
+@click.argument("paths", nargs=-1, required=True)
+@input_options
+@click.option(
+    "--machine",
+    "machines",
+    multiple=True,
+    metavar="NAME|FILE",
+    help="Machine profile by name (from the inputs) or a JSON file; repeatable. "
+    "Default: each input's own machines.",
+)
+@click.option(
+    "--time-limit",
+    type=float,
+    default=60.0,
+    show_default=True,
+    callback=_positive,
+    help="Seconds per workflow × machine.",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=2,
+    show_default=True,
+    callback=_positive,
+    help="Solver threads per solve.",
+)
+@click.option(
+    "--jobs",
+    type=int,
+    default=1,
+    show_default=True,
+    callback=_positive,
+    help="Solves run in parallel (processes).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Random seed (reproducible with --workers 1)."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default="cpsat",
+    show_default=True,
+    help="cpsat (reference) or milp (time-indexed cross-check, small instances).",
+)
+@click.option(
+    "--gap-limit",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.0,
+    show_default=True,
+    help="Stop a solve once (makespan − bound) / makespan is at most this.",
+)
+@click.option(
+    "-o", "--output", metavar="REFS.jsonl", help="Append records to this JSON Lines file as they finish."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON record per solve on stdout.")
+@click.option("--resume", is_flag=True, help="Skip workflow × machine pairs already in --output.")
+def solve_command(
+    paths: tuple[str, ...],
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+    machines: tuple[str, ...],
+    time_limit: float,
+    workers: int,
+    jobs: int,
+    seed: int,
+    backend: str,
+    gap_limit: float,
+    output: str | None,
+    as_json: bool,
+    resume: bool,
+) -> None:
+    """Optimal (or bounded) reference schedules for every workflow × machine of the inputs.
+
+    Each record holds the status, makespan, proven lower bound, start times
+    and cva floor; `peakopt score` reads them as references. Records are
+    written as they finish, so an interrupted run keeps them; --resume skips
+    them on the next run.
+
+    Example: peakopt solve ../shared/psplib/j30/*.sm --jobs 2 --workers 1 -o j30.refs.jsonl
+    """
+    if output is not None and as_json:
+        raise click.UsageError("give -o/--output or --json, not both")
+    if resume and output is None:
+        raise click.UsageError("--resume needs -o/--output")
+    settings = {
+        "time_limit": time_limit,
+        "workers": workers,
+        "seed": seed,
+        "backend": backend,
+        "gap_limit": gap_limit,
+    }
+    read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
+    todo = plan(paths, machines, settings, read)
+    done = finished(output) if resume and output is not None else set()
+    todo = [j for j in todo if j.key not in done]
+    if done:
+        warn(f"resuming: {len(done)} records already in {output}, {len(todo)} solves to go")
+    console = Console(stderr=True)
+    sink = Sink(output, as_json, resume)
+    results: list[SolveResult] = []
+    began = time.monotonic()
+    try:
+        results.extend(run(todo, jobs, sink, console))
+    except KeyboardInterrupt:
+        sink.close()
+        where = f" in {output}" if output else ""
+        hint = "; run the same command with --resume to finish" if output else ""
+        click.echo(f"Interrupted: {sink.written} finished records kept{where}{hint}", err=True)
+        raise SystemExit(130) from None
+    sink.close()
+    console.print(summary_table(results, time.monotonic() - began))
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        raise PeakoptError(
+            f"{len(errors)} of {len(results)} solves failed, e.g. {errors[0].workflow}: {errors[0].message}"
+        )

@@ -1,0 +1,88 @@
+"""Lower bounds on the optimal makespan: critical path, energy, disjunctive cliques."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+
+from peakopt.models import Machine, Workflow
+from peakopt.solver.conflicts import Node, topological_order
+from peakopt.solver.scaling import Problem
+
+
+def heads(problem: Problem) -> list[int]:
+    """Earliest start of each task, from precedences alone (ticks)."""
+    head = [0] * problem.size
+    for j in topological_order(problem):
+        head[j] = max((head[i] + problem.length[i] for i in problem.preds[j]), default=0)
+    return head
+
+
+def tails(problem: Problem) -> list[int]:
+    """Shortest time that must follow each task's end, from precedences alone (ticks)."""
+    tail = [0] * problem.size
+    for j in reversed(topological_order(problem)):
+        for i in problem.preds[j]:
+            tail[i] = max(tail[i], problem.length[j] + tail[j])
+    return tail
+
+
+def critical_path(problem: Problem) -> int:
+    """Length of the longest precedence chain (ticks)."""
+    head = heads(problem)
+    return max((h + d for h, d in zip(head, problem.length, strict=True)), default=0)
+
+
+def energy_bound(problem: Problem) -> int:
+    """Per resource, total demand × time over capacity, rounded up; the largest (ticks)."""
+    best = 0
+    for m, cap in enumerate(problem.capacity):
+        energy = sum(p.size * p.demand[m] for pieces in problem.pieces for p in pieces)
+        best = max(best, -(-energy // cap))
+    return best
+
+
+def clique_bound(problem: Problem, cliques: list[list[Node]]) -> int:
+    """Largest ``min head + total size + min tail`` over cliques of pieces that run one at a time."""
+    head, tail = heads(problem), tails(problem)
+    best = 0
+    for clique in cliques:
+        first = min(head[n.task] + problem.pieces[n.task][n.piece].offset for n in clique)
+        last = min(tail[n.task] + problem.length[n.task] - _piece_end(problem, n) for n in clique)
+        total = sum(problem.pieces[n.task][n.piece].size for n in clique)
+        best = max(best, first + total + last)
+    return best
+
+
+def _piece_end(problem: Problem, node: Node) -> int:
+    piece = problem.pieces[node.task][node.piece]
+    return piece.offset + piece.size
+
+
+def lower_bound(problem: Problem, cliques: list[list[Node]]) -> int:
+    """The best of the critical-path, energy and clique bounds (ticks)."""
+    return max(critical_path(problem), energy_bound(problem), clique_bound(problem, cliques))
+
+
+def real_lower_bound(workflow: Workflow, machine: Machine) -> float:
+    """Critical-path and energy bounds in seconds from the unscaled data.
+
+    Valid whatever the scaling; used when the scaled problem was rounded (and
+    so its own bounds are not bounds of the real problem).
+    """
+    finish: dict[str, float] = {}
+    for task_id in _topological_ids(workflow):
+        task = workflow.task(task_id)
+        finish[task_id] = max((finish[p] for p in task.depends_on), default=0.0) + task.length
+    best = max(finish.values(), default=0.0)
+    for resource, cap in machine.capacity.items():
+        energy = math.fsum(
+            s.duration * min(s.demand.get(resource, 0.0), cap) for t in workflow.tasks for s in t.segments
+        )
+        best = max(best, energy / cap)
+    return best
+
+
+def _topological_ids(workflow: Workflow) -> list[str]:
+    return list(nx.topological_sort(workflow.graph))

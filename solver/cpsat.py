@@ -1,0 +1,159 @@
+"""The CP-SAT model: one fixed-offset interval per piece, a cumulative per resource, precedences.
+
+A fresh model per solve, built by one short function per family (variables,
+precedences, cumulatives, redundant no-overlaps, objective). What the
+benchmarks showed to help (see the README's figures) is on by default in
+:class:`Options`; the rest can be switched on to measure it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from peakopt.solver.bounds import heads, tails
+from peakopt.solver.conflicts import Node
+from peakopt.solver.scaling import Problem
+
+#: progress(incumbent, bound), both in ticks; the incumbent is None before the first schedule.
+Progress = Callable[[int | None, int], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    """Model and search switches (the defaults are what measured best).
+
+    Attributes
+    ----------
+    cliques
+        Greedy cliques of the conflict graph as redundant no-overlap constraints.
+    makespan_interval
+        An interval [makespan, horizon) using the full capacity of every cumulative.
+    destructive
+        After the optimisation phase, prove ``makespan <= UB - 1`` infeasible (or improve).
+    optimise_share
+        Share of the time limit given to the optimisation phase when ``destructive``.
+    decision_redundant
+        Keep the cliques and the makespan interval in the decision models too.
+    decision_fixed
+        Search the decision models with one set-times worker (earliest start
+        first, learning from conflicts) instead of the default portfolio.
+    """
+
+    cliques: bool = True
+    makespan_interval: bool = True
+    destructive: bool = True
+    optimise_share: float = 0.1
+    decision_redundant: bool = False
+    decision_fixed: bool = True
+
+
+@dataclass
+class Model:
+    """A built model and the variables read back after the solve."""
+
+    model: cp_model.CpModel
+    starts: list[cp_model.IntVar]
+    makespan: cp_model.IntVar
+
+
+def variables(model: cp_model.CpModel, problem: Problem, horizon: int) -> list[cp_model.IntVar]:
+    """Start of each task, within its precedence window under ``horizon``."""
+    head, tail = heads(problem), tails(problem)
+    return [
+        model.new_int_var(head[i], max(head[i], horizon - problem.length[i] - tail[i]), f"s{i}")
+        for i in range(problem.size)
+    ]
+
+
+def piece_intervals(
+    model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_model.IntVar]
+) -> dict[Node, cp_model.IntervalVar]:
+    """One fixed-size interval per piece, at a fixed offset from its task's start."""
+    return {
+        Node(i, k): model.new_fixed_size_interval_var(starts[i] + p.offset, p.size, f"p{i}_{k}")
+        for i, pieces in enumerate(problem.pieces)
+        for k, p in enumerate(pieces)
+        if p.size > 0
+    }
+
+
+def precedences(model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_model.IntVar]) -> None:
+    """A task starts after each predecessor ends."""
+    for j, preds in enumerate(problem.preds):
+        for i in preds:
+            model.add(starts[j] >= starts[i] + problem.length[i])
+
+
+def cumulatives(
+    model: cp_model.CpModel,
+    problem: Problem,
+    intervals: dict[Node, cp_model.IntervalVar],
+    tail: cp_model.IntervalVar | None,
+) -> None:
+    """One cumulative per resource over the pieces that use it (demands already clamped).
+
+    ``tail``, if given, is the interval after the makespan, using the whole
+    capacity: no piece may run there, which tightens the energy reasoning.
+    """
+    for m, cap in enumerate(problem.capacity):
+        users = [(iv, problem.pieces[n.task][n.piece].demand[m]) for n, iv in intervals.items()]
+        users = [(iv, d) for iv, d in users if d > 0]
+        if not users:
+            continue
+        if tail is not None:
+            users.append((tail, cap))
+        model.add_cumulative([iv for iv, _ in users], [d for _, d in users], cap)
+
+
+def no_overlaps(
+    model: cp_model.CpModel, intervals: dict[Node, cp_model.IntervalVar], cliques: list[list[Node]]
+) -> None:
+    """Redundant no-overlap constraints over cliques of pieces that never run together."""
+    for clique in cliques:
+        model.add_no_overlap([intervals[n] for n in clique])
+
+
+def objective(
+    model: cp_model.CpModel,
+    problem: Problem,
+    starts: Sequence[cp_model.IntVar],
+    lower: int,
+    horizon: int,
+    minimise: bool,
+) -> cp_model.IntVar:
+    """The makespan, at least every task's end; minimised unless this is a decision model."""
+    makespan = model.new_int_var(min(lower, horizon), horizon, "makespan")
+    has_succ = {i for preds in problem.preds for i in preds}
+    for i in range(problem.size):
+        if i not in has_succ:
+            model.add(makespan >= starts[i] + problem.length[i])
+    if minimise:
+        model.minimize(makespan)
+    return makespan
+
+
+def build(
+    problem: Problem,
+    *,
+    horizon: int,
+    lower: int,
+    cliques: list[list[Node]],
+    options: Options,
+    minimise: bool = True,
+) -> Model:
+    """A fresh model whose schedules all end by ``horizon``."""
+    model = cp_model.CpModel()
+    starts = variables(model, problem, horizon)
+    intervals = piece_intervals(model, problem, starts)
+    precedences(model, problem, starts)
+    makespan = objective(model, problem, starts, lower, horizon, minimise)
+    tail = None
+    if options.makespan_interval:
+        tail = model.new_interval_var(makespan, horizon - makespan, horizon, "after_makespan")
+    cumulatives(model, problem, intervals, tail)
+    if options.cliques:
+        no_overlaps(model, intervals, cliques)
+    return Model(model, starts, makespan)

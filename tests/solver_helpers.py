@@ -1,0 +1,58 @@
+"""Helpers for the solver tests: tiny random instances and the oracle's verdict on results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from peakopt.models import Machine, SolveResult, Task, Workflow
+from peakopt.oracle import evaluate
+
+TINY_RESOURCES = ("cpu", "mem")
+
+
+@st.composite
+def tiny_instances(draw: st.DrawFn, max_tasks: int = 5, halves: bool = False) -> tuple[Workflow, Machine]:
+    """2–``max_tasks`` tasks, short durations (whole or half seconds), piecewise, over capacity.
+
+    Capacities are small against the demands, so many pairs conflict and some
+    steps exceed a capacity on their own (clamped by the solver).
+    """
+    step = 0.5 if halves else 1.0
+    count = draw(st.integers(2, max_tasks))
+    tasks = []
+    for i in range(count):
+        preds = [f"t{j}" for j in range(i) if draw(st.integers(0, 3)) == 0]
+        segments = [
+            {
+                "duration": draw(st.integers(0, 3)) * step,
+                "demand": {r: draw(st.integers(0, 6)) * step for r in TINY_RESOURCES if draw(st.booleans())},
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+        fields: dict[str, Any] = {"id": f"t{i}", "depends_on": preds}
+        if len(segments) == 1:
+            fields.update(segments[0])
+        else:
+            fields["profile"] = segments
+        tasks.append(Task(**fields))
+    capacity = {r: draw(st.integers(2, 5)) * step for r in TINY_RESOURCES if draw(st.integers(0, 3))}
+    if not capacity:
+        capacity = {"cpu": 3 * step}
+    return Workflow(id="w", tasks=draw(st.permutations(tasks))), Machine(name="m", capacity=capacity)
+
+
+def assert_safe(result: SolveResult, workflow: Workflow, machine: Machine) -> None:
+    """The oracle accepts the result's schedule, its makespan is right and the bound below it."""
+    assert result.status in ("optimal", "feasible"), result.message
+    schedule = result.schedule
+    assert schedule is not None
+    score = evaluate(workflow, machine, schedule)
+    assert score.valid, score.reasons
+    assert score.safe, score.avoidable_cva
+    assert result.makespan is not None and result.lower_bound is not None
+    assert abs(score.makespan - result.makespan) <= 1e-9 * max(1.0, score.makespan)
+    assert result.lower_bound <= result.makespan + 1e-9
+    if result.status == "optimal":
+        assert abs(result.lower_bound - result.makespan) <= 1e-9 * max(1.0, result.makespan)

@@ -1,0 +1,177 @@
+"""peakopt solve through the command line: records, machines, resume, interruption, usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from paths import J30, j30_optima
+
+from peakopt.cli import solve as solve_cli
+from peakopt.cli.main import cli
+from peakopt.instances import load
+from peakopt.models import SolveResult
+from peakopt.oracle import evaluate
+
+EASY = [J30 / f"j301_{i}.sm" for i in range(1, 5)]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def records(path: Path) -> list[SolveResult]:
+    return [SolveResult.model_validate_json(line) for line in path.read_text().splitlines()]
+
+
+def test_solve_writes_one_checked_record_per_workflow_and_machine(tmp_path: Path) -> None:
+    out = tmp_path / "refs.jsonl"
+    code, _, err = run("solve", *map(str, EASY), "--jobs", "2", "--workers", "1", "-o", str(out))
+    assert code == 0, err
+    found = records(out)
+    assert sorted(r.workflow for r in found) == [p.stem for p in EASY]
+    for record in found:
+        suite = load(J30 / f"{record.workflow}.sm")
+        assert record.status == "optimal" and record.makespan == j30_optima()[record.workflow]
+        assert record.schedule is not None
+        score = evaluate(suite.workflows[0], suite.machines[0], record.schedule)
+        assert score.valid and score.safe
+    assert "optimal" in err and "mean gap" in err
+
+
+def test_json_output_is_the_model_dump(tmp_path: Path) -> None:
+    code, out, _ = run("solve", "bundled:refund", "--json")
+    assert code == 0
+    (line,) = out.splitlines()
+    record = json.loads(line)
+    assert record == SolveResult.model_validate(record).model_dump(mode="json")
+    assert record["workflow"] == "refund" and record["machine"] == "worker"
+    assert set(record) >= {"status", "makespan", "lower_bound", "starts", "cva_floor", "solver", "seconds"}
+
+
+def test_machine_by_file_and_by_name(tmp_path: Path) -> None:
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"name": "small", "capacity": {"cpu": 1, "memory_mb": 8192}}))
+    code, out, err = run("solve", "bundled:refund", "--machine", str(small), "--machine", "worker", "--json")
+    assert code == 0, err
+    machines = [json.loads(line)["machine"] for line in out.splitlines()]
+    assert sorted(machines) == ["small", "worker"]
+
+
+def test_unknown_machine_name_is_a_usage_error() -> None:
+    code, _, err = run("solve", "bundled:refund", "--machine", "huge")
+    assert code == 2 and "no machine named 'huge'" in err
+
+
+def test_workflow_without_machine_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"id": "w", "tasks": [{"id": "a", "duration": 1}]}))
+    code, _, err = run("solve", str(path))
+    assert code == 1
+    assert err.startswith("Error: ") and "--machine" in err and len(err.splitlines()) == 1
+
+
+def test_unconstrained_resource_warns_once(tmp_path: Path) -> None:
+    path = tmp_path / "gpu.json"
+    workflows = [
+        {"id": f"w{i}", "tasks": [{"id": "a", "duration": 1, "demand": {"gpu": 2}}]} for i in range(3)
+    ]
+    path.write_text(json.dumps({"machines": [{"name": "m", "capacity": {"cpu": 1}}], "workflows": workflows}))
+    code, out, err = run("solve", str(path), "--json")
+    assert code == 0
+    assert len(out.splitlines()) == 3
+    assert err.count("does not limit gpu") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--time-limit", "0"],
+        ["--time-limit", "-5"],
+        ["--workers", "0"],
+        ["--jobs", "0"],
+        ["--gap-limit", "1"],
+        ["--backend", "gurobi"],
+        ["--resume"],
+        ["--json", "-o", "x.jsonl"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    code, _, _ = run("solve", "bundled:refund", *args)
+    assert code == 2
+
+
+def test_milp_refusal_is_an_error_record(tmp_path: Path) -> None:
+    out, path = tmp_path / "refs.jsonl", tmp_path / "long.json"
+    tasks = [{"id": f"t{i}", "duration": 1000 + i % 2, "demand": {"cpu": 1}} for i in range(21)]
+    path.write_text(
+        json.dumps(
+            {"machines": [{"name": "m", "capacity": {"cpu": 2}}], "workflows": [{"id": "w", "tasks": tasks}]}
+        )
+    )
+    code, _, err = run("solve", str(path), "--backend", "milp", "-o", str(out))
+    assert code == 1 and err.count("Error:") == 1 and "horizon × tasks" in err
+    (record,) = records(out)
+    assert record.status == "error" and record.solver == "milp"
+
+
+def test_resume_skips_finished_pairs_and_drops_a_torn_line(tmp_path: Path) -> None:
+    out = tmp_path / "refs.jsonl"
+    code, _, _ = run("solve", *map(str, EASY[:2]), "-o", str(out))
+    assert code == 0
+    first = records(out)
+    with out.open("a") as handle:
+        handle.write('{"workflow": "j301_3", "mach')  # an interrupted write
+    code, _, err = run("solve", *map(str, EASY), "-o", str(out), "--resume")
+    assert code == 0, err
+    assert "2 records already" in err and "incomplete last record" in err
+    found = records(out)
+    assert found[:2] == first
+    assert sorted(r.workflow for r in found) == [p.stem for p in EASY]
+
+
+def test_interrupt_keeps_finished_records_and_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "refs.jsonl"
+    write = solve_cli.Sink.write
+    calls = []
+
+    def interrupted(self: solve_cli.Sink, result: SolveResult) -> None:
+        write(self, result)
+        calls.append(result)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(solve_cli.Sink, "write", interrupted)
+    code, _, err = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out))
+    assert code == 130
+    assert "2 finished records kept" in err and "--resume" in err
+    assert len(records(out)) == 2
+    monkeypatch.undo()
+    code, _, _ = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out), "--resume")
+    assert code == 0
+    assert sorted(r.workflow for r in records(out)) == [p.stem for p in EASY]
+
+
+def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
+    out = tmp_path / "refs.jsonl"
+    command = [sys.executable, "-m", "peakopt.cli", "solve", str(EASY[0]), str(J30 / "j3029_3.sm")]
+    command += ["--time-limit", "120", "--workers", "1", "-o", str(out)]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+        time.sleep(0.1)
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 130, err
+    assert "--resume" in err and "Traceback" not in err
+    assert [r.workflow for r in records(out)] == ["j301_1"]

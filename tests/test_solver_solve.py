@@ -1,0 +1,170 @@
+"""solve(): optimal schedules the oracle accepts, bounds below known optima, statuses, anytime."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from paths import J30, PATTERSON, j30_optima, patterson_optima
+from solver_helpers import assert_safe, tiny_instances
+from strategies import machines, workflows
+
+from peakopt.instances import load
+from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.solver import solve
+from peakopt.solver.cpsat import Options
+
+QUICK_J30 = ["j301_1", "j301_2", "j305_3", "j3011_4", "j3021_5", "j3037_2", "j3048_10"]
+QUICK_PATTERSON = ["pat1", "pat9", "pat50", "pat104"]
+
+
+def _instance(path: str) -> tuple[Workflow, Machine]:
+    suite = load(path)
+    return suite.workflows[0], suite.machines[0]
+
+
+@pytest.mark.parametrize("name", QUICK_J30)
+def test_j30_optimum(name: str) -> None:
+    workflow, machine = _instance(str(J30 / f"{name}.sm"))
+    result = solve(workflow, machine, time_limit=30, workers=2)
+    assert_safe(result, workflow, machine)
+    assert result.status == "optimal"
+    assert result.makespan == j30_optima()[name]
+    assert result.exact and result.tick == 1.0
+
+
+@pytest.mark.parametrize("name", QUICK_PATTERSON)
+def test_patterson_optimum(name: str) -> None:
+    workflow, machine = _instance(str(PATTERSON / f"{name}.rcp"))
+    result = solve(workflow, machine, time_limit=30, workers=2)
+    assert_safe(result, workflow, machine)
+    assert result.makespan == patterson_optima()[name]
+
+
+def test_hard_instance_under_a_tiny_time_limit_keeps_a_schedule_and_a_valid_bound() -> None:
+    workflow, machine = _instance(str(J30 / "j3029_3.sm"))
+    result = solve(workflow, machine, time_limit=0.05, workers=1)
+    assert_safe(result, workflow, machine)
+    assert result.lower_bound is not None
+    assert result.lower_bound <= j30_optima()["j3029_3"]
+
+
+def test_refund_example_is_optimal_and_safe() -> None:
+    workflow, machine = _instance("bundled:refund")
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.status == "optimal"
+    assert result.tick == pytest.approx(0.1)
+    assert result.cva_floor == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(workflows(max_tasks=6), machines())
+def test_every_schedule_is_safe_even_with_arbitrary_floats(workflow: Workflow, machine: Machine) -> None:
+    result = solve(workflow, machine, time_limit=5, workers=1)
+    assert_safe(result, workflow, machine)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(tiny_instances())
+def test_same_seed_one_worker_same_schedule(instance: tuple[Workflow, Machine]) -> None:
+    workflow, machine = instance
+    first = solve(workflow, machine, time_limit=10, workers=1, seed=7)
+    second = solve(workflow, machine, time_limit=10, workers=1, seed=7)
+    assert first.starts == second.starts
+
+
+def test_over_capacity_step_runs_alone_on_its_resource() -> None:
+    workflow = Workflow(
+        id="spike",
+        tasks=(
+            Task(id="load", duration=2, demand={"mem": 12}),
+            Task(id="a", duration=3, demand={"mem": 2, "cpu": 1}),
+            Task(id="b", duration=3, demand={"cpu": 1}),
+        ),
+    )
+    machine = Machine(name="m", capacity={"mem": 8, "cpu": 4})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.makespan == 5  # load alone for 2 s; b may overlap it (no memory)
+    assert result.cva_floor == pytest.approx(2 * (12 / 8 - 1))
+
+
+def test_resource_the_machine_does_not_list_is_unconstrained() -> None:
+    tasks = tuple(Task(id=f"t{i}", duration=1, demand={"gpu": 100}) for i in range(3))
+    workflow = Workflow(id="free", tasks=tasks)
+    result = solve(workflow, Machine(name="m", capacity={"cpu": 1}), time_limit=5)
+    assert result.makespan == 1 and result.status == "optimal"
+
+
+def test_piecewise_profile_lets_a_steady_phase_overlap() -> None:
+    spike = Task(
+        id="spike", profile=[{"duration": 1, "demand": {"mem": 6}}, {"duration": 3, "demand": {"mem": 2}}]
+    )
+    other = Task(id="other", duration=3, demand={"mem": 6})
+    workflow = Workflow(id="pw", tasks=(spike, other))
+    machine = Machine(name="m", capacity={"mem": 8})
+    result = solve(workflow, machine, time_limit=5)
+    assert_safe(result, workflow, machine)
+    assert result.makespan == 4  # other starts after the spike, beside the steady phase
+
+
+def test_schedule_meeting_the_bound_returns_without_cpsat() -> None:
+    chain = tuple(Task(id=f"t{i}", duration=1, depends_on=(f"t{i - 1}",) if i else ()) for i in range(4))
+    workflow = Workflow(id="chain", tasks=chain)
+    result = solve(workflow, Machine(name="m", capacity={"cpu": 1}), time_limit=5)
+    assert result.status == "optimal" and result.makespan == 4
+    assert result.params["phases"] == ["initial schedule meets the bound"]
+
+
+def test_unsafe_hint_is_ignored_and_a_good_hint_is_used() -> None:
+    workflow, machine = _instance(str(J30 / "j301_1.sm"))
+    bad = Schedule(workflow=workflow.id, starts=dict.fromkeys(workflow.index, 0.0))
+    result = solve(workflow, machine, time_limit=10, hint=bad)
+    assert_safe(result, workflow, machine)
+    # under a limit too short for the search, the good hint is what comes back
+    good = solve(workflow, machine, time_limit=1e-3, workers=1, hint=result.schedule)
+    assert_safe(good, workflow, machine)
+    assert good.makespan == result.makespan == j30_optima()["j301_1"]
+
+
+def test_progress_reports_incumbents_and_bounds() -> None:
+    workflow, machine = _instance(str(J30 / "j3013_10.sm"))
+    seen: list[tuple[float | None, float]] = []
+    result = solve(workflow, machine, time_limit=20, progress=lambda inc, bound: seen.append((inc, bound)))
+    assert_safe(result, workflow, machine)
+    assert seen
+    assert all(bound <= j30_optima()["j3013_10"] for _, bound in seen)
+
+
+def test_gap_limit_stops_early_within_the_gap() -> None:
+    workflow, machine = _instance(str(J30 / "j3029_3.sm"))
+    result = solve(workflow, machine, time_limit=30, gap_limit=0.25)
+    assert_safe(result, workflow, machine)
+    assert result.makespan is not None and result.lower_bound is not None
+    assert (result.makespan - result.lower_bound) / result.makespan <= 0.25
+
+
+@pytest.mark.parametrize(
+    "options", [Options(destructive=False), Options(cliques=False, makespan_interval=False)]
+)
+def test_model_variants_reach_the_optimum(options: Options) -> None:
+    workflow, machine = _instance(str(J30 / "j3011_4.sm"))
+    result = solve(workflow, machine, time_limit=30, options=options)
+    assert_safe(result, workflow, machine)
+    assert result.makespan == j30_optima()["j3011_4"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"time_limit": 0}, "time_limit"),
+        ({"time_limit": -1.0}, "time_limit"),
+        ({"workers": 0}, "workers"),
+        ({"gap_limit": 1.5}, "gap_limit"),
+        ({"backend": "gurobi"}, "backend"),
+    ],
+)
+def test_invalid_arguments_raise(kwargs: dict[str, object], message: str) -> None:
+    workflow, machine = _instance("bundled:refund")
+    with pytest.raises(ValueError, match=message):
+        solve(workflow, machine, **kwargs)  # type: ignore[arg-type]
