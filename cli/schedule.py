@@ -10,8 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.cli.common import input_options, warn
-from peakopt.cli.inputs import unconstrained
+from peakopt.cli.common import input_options, unconstrained, warn
 from peakopt.instances import InputError, load, write_atomic
 from peakopt.instances.schedules import load_machines, schedule_lines
 from peakopt.models import Machine, Schedule, Suite
