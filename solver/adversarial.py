@@ -140,7 +140,10 @@ def _change_demand(tasks: list[dict[str, Any]], rng: random.Random, machine: Mac
 def _add_edge(tasks: list[dict[str, Any]], rng: random.Random, machine: Machine) -> str:
     order = _topological(tasks)
     pairs = [
-        (a, b) for i, a in enumerate(order) for b in order[i + 1 :] if a not in tasks[b].get("depends_on", [])
+        (a, b)
+        for i, a in enumerate(order)
+        for b in order[i + 1 :]
+        if tasks[a]["id"] not in tasks[b].get("depends_on", [])
     ]
     if not pairs:
         return _drop_edge(tasks, rng, machine)

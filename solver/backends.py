@@ -156,7 +156,7 @@ class DaskBackend(Backend):
         self.cluster: Any = None
         self.client: Any
         if address is not None:
-            self.client = dist.Client(address, timeout="10s")
+            self.client = dist.Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"))
         else:
             # a chunk that kills its worker is not retried on another: it is lost at once
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}):

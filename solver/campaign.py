@@ -252,12 +252,28 @@ def _machine_id(machine: Machine) -> str:
 
 
 def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chunk: int) -> Iterator[Done]:
-    """Run the items; write each one's results to the store (one transaction) and yield it."""
+    """Run the items; write each one's results to the store (one transaction) and yield it.
+
+    An item lost with its worker (a method that crashed it, or hung where the
+    soft limit cannot reach) is run again at the end one method at a time,
+    so that only the guilty method gets the error row.
+    """
+    retry: list[Item] = []
     for outcome in run_items(executor, run_item, items, chunk=chunk, deadline=Item.deadline):
-        done = outcome.value if outcome.value is not None else failed_item(outcome.item, outcome.error or "")
-        new = [(done.item.instance, done.item.machine_key, done.reference)] if done.new else []
-        store.write([(i, m, r) for i, m, r in new if r is not None], done.results)
-        yield done
+        if outcome.value is None and len(outcome.item.methods) > 1:
+            retry.extend(replace(outcome.item, methods=(m,)) for m in outcome.item.methods)
+            continue
+        yield _write(store, outcome.item, outcome.value, outcome.error)
+    for outcome in run_items(executor, run_item, retry, chunk=1, deadline=Item.deadline):
+        yield _write(store, outcome.item, outcome.value, outcome.error)
+
+
+def _write(store: Store, item: Item, done: Done | None, error: str | None) -> Done:
+    if done is None:
+        done = failed_item(item, error or "no result")
+    new = [(item.instance, item.machine_key, done.reference)] if done.new and done.reference else []
+    store.write(new, done.results)
+    return done
 
 
 def auto_chunk(items: int, slots: int) -> int:

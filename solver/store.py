@@ -205,13 +205,13 @@ class Store:
     def worst(self, method: str, count: int) -> list[tuple[ScoreRow, Workflow, Machine, SolveResult | None]]:
         """The ``count`` rows of ``method`` farthest from the optimum (gap, else gap vs lower bound).
 
-        Only rows with a gap figure count: safe schedules against a reference.
+        Only safe rows with a gap figure count (as in the aggregates).
         """
         found = self.db.execute(
             """SELECT r.row, i.document, m.document, f.result FROM results r
                JOIN instances i ON i.instance = r.instance JOIN machines m ON m.machine = r.machine
                LEFT JOIN refs f ON f.instance = r.instance AND f.machine = r.machine
-               WHERE r.method = ? AND COALESCE(r.gap, r.gap_vs_lb) IS NOT NULL
+               WHERE r.method = ? AND r.safe = 1 AND COALESCE(r.gap, r.gap_vs_lb) IS NOT NULL
                ORDER BY COALESCE(r.gap, r.gap_vs_lb) DESC, r.rowid LIMIT ?""",
             (method, count),
         )
