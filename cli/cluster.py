@@ -31,6 +31,45 @@ def _at_least_one(ctx: click.Context, param: click.Parameter, value: Any) -> Any
     return value
 
 
+def positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A usage error (exit 2) unless the number is positive."""
+    if value is not None and not value > 0:
+        raise click.BadParameter(f"must be positive, got {value}")
+    return value
+
+
+def solve_options(time_limit: float, workers: int, per: str) -> Callable[[F], F]:
+    """``--machine``, ``--time-limit`` and ``--workers``: what to solve on, and how long and wide."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--workers",
+            type=int,
+            default=workers,
+            show_default=True,
+            callback=positive,
+            help=f"Solver threads {per}.",
+        )(func)
+        func = click.option(
+            "--time-limit",
+            type=float,
+            default=time_limit,
+            show_default=True,
+            callback=positive,
+            help=f"Seconds {per}.",
+        )(func)
+        return click.option(
+            "--machine",
+            "machines",
+            multiple=True,
+            metavar="NAME|FILE",
+            help="Machine profile by name (from the inputs) or a JSON file; repeatable. "
+            "Default: each input's own machines.",
+        )(func)
+
+    return decorate
+
+
 def executor_options(jobs_default: str) -> Callable[[F], F]:
     """``--jobs N | --dask-local N | --scheduler tcp://HOST:PORT``; ``jobs_default`` for the help."""
     return lambda func: _executor_options(func, jobs_default)

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from peakopt.cli.cluster import executor_options, start, where
+from peakopt.cli.cluster import executor_options, solve_options, start, where
 from peakopt.cli.common import input_options, unconstrained, warn
 from peakopt.instances import InputError, load, resolve
 from peakopt.models import Machine, PeakoptError, SolveResult, Suite, Workflow
@@ -264,40 +264,10 @@ def gap(result: SolveResult) -> float | None:
     return (result.makespan - result.lower_bound) / result.makespan if result.makespan > 0 else 0.0
 
 
-def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """A usage error (exit 2) unless the number is positive."""
-    if value is not None and not value > 0:
-        raise click.BadParameter(f"must be positive, got {value}")
-    return value
-
-
 @click.command("solve")
 @click.argument("paths", nargs=-1, required=True)
 @input_options
-@click.option(
-    "--machine",
-    "machines",
-    multiple=True,
-    metavar="NAME|FILE",
-    help="Machine profile by name (from the inputs) or a JSON file; repeatable. "
-    "Default: each input's own machines.",
-)
-@click.option(
-    "--time-limit",
-    type=float,
-    default=60.0,
-    show_default=True,
-    callback=_positive,
-    help="Seconds per workflow × machine.",
-)
-@click.option(
-    "--workers",
-    type=int,
-    default=2,
-    show_default=True,
-    callback=_positive,
-    help="Solver threads per solve.",
-)
+@solve_options(time_limit=60.0, workers=2, per="per solve (workflow × machine)")
 @executor_options(jobs_default="1")
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Random seed (reproducible with --workers 1)."

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.cli.cluster import executor_options, progress_bar, start, where
+from peakopt.cli.cluster import executor_options, positive, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.report import emit, parse_by, summaries
 from peakopt.cli.solve import instance_pairs
@@ -27,12 +27,6 @@ def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     if not names:
         raise click.BadParameter("name at least one method")
     return tuple(dict.fromkeys(names))
-
-
-def _positive(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    if value is not None and not value > 0:
-        raise click.BadParameter(f"must be positive, got {value}")
-    return value
 
 
 def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, console: Console) -> None:
@@ -105,44 +99,22 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     callback=_methods,
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
-@click.option(
-    "--machine",
-    "machines",
-    multiple=True,
-    metavar="NAME|FILE",
-    help="Machine by name (from the inputs) or a JSON file; repeatable. Default: each input's own.",
-)
+@solve_options(time_limit=10.0, workers=1, per="per optimum (workflow × machine)")
 @click.option("--db", required=True, metavar="RESULTS.sqlite", help="The results store (created if missing).")
 @click.option("-r", "--reference", help="Reference results (peakopt solve -o) to reuse instead of solving.")
-@click.option(
-    "--time-limit",
-    type=float,
-    default=10.0,
-    show_default=True,
-    callback=_positive,
-    help="Seconds per optimum.",
-)
-@click.option(
-    "--workers",
-    type=int,
-    default=1,
-    show_default=True,
-    callback=_positive,
-    help="Solver threads per optimum.",
-)
 @click.option(
     "--method-limit",
     type=float,
     default=60.0,
     show_default=True,
-    callback=_positive,
+    callback=positive,
     help="Seconds one method may take on one instance; then its row is an error.",
 )
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the solver, methods and search."
 )
 @executor_options(jobs_default="the cores")
-@click.option("--chunk", type=int, callback=_positive, help="Instances per task [default: automatic].")
+@click.option("--chunk", type=int, callback=positive, help="Instances per task [default: automatic].")
 @click.option("--fresh", is_flag=True, help="Drop everything in the store first.")
 @click.option(
     "--by",
@@ -154,11 +126,11 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON list.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the summary as CSV.")
 @click.option(
-    "--worst", type=int, callback=_positive, metavar="K", help="Export each method's K worst instances."
+    "--worst", type=int, callback=positive, metavar="K", help="Export each method's K worst instances."
 )
 @click.option("--worst-dir", default="worst", show_default=True, help="Where --worst and --search write.")
 @click.option(
-    "--search", type=int, callback=_positive, metavar="N", help="Adversarial search: judge N mutants."
+    "--search", type=int, callback=positive, metavar="N", help="Adversarial search: judge N mutants."
 )
 def stress(
     paths: tuple[str, ...],
