@@ -56,6 +56,9 @@ def test_catalogue_names_parse_and_patterns_are_listed() -> None:
     )
     assert all(parse_method(n).name == n for n in names)
     assert "cap:K" in METHOD_PATTERNS
+    workflow = Workflow(id="w", tasks=(task("a", 1, memory_mb=6), task("b", 1, memory_mb=6)))
+    alias = run(workflow, MEMORY, "best")
+    assert alias.source == "best" and alias.starts == run(workflow, MEMORY, "best:fast").starts
 
 
 def test_resource_aware_methods_need_a_machine() -> None:
