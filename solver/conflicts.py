@@ -11,6 +11,7 @@ total size between the earliest head and the shortest tail).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,11 @@ from peakopt.solver.scaling import Problem
 
 #: At most this many cliques are kept (each becomes one constraint).
 MAX_CLIQUES = 256
+#: Most disjunctive pairs given an ordering literal.
+MAX_PAIRS = 5000
+#: Forbidden sets are looked for only among this many pieces, and at most this many kept.
+MAX_SET_PIECES = 40
+MAX_SETS = 3000
 
 
 @dataclass(frozen=True)
@@ -62,20 +68,46 @@ def nodes(problem: Problem) -> list[Node]:
     return [Node(i, k) for i, pieces in enumerate(problem.pieces) for k, p in enumerate(pieces) if p.size > 0]
 
 
-def conflict_matrix(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
-    """``conflict[a, b]`` when pieces ``a`` and ``b`` can never overlap."""
-    tasks = np.array([node.task for node in found], dtype=np.int64)
+def resource_conflicts(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+    """``conflict[a, b]`` when pieces ``a`` and ``b`` together exceed some capacity."""
     demand = np.array(
         [problem.pieces[node.task][node.piece].demand for node in found], dtype=np.int64
     ).reshape(len(found), len(problem.resources))
-    conflict: NDArray[np.bool_] = tasks[:, None] == tasks[None, :]
+    conflict = np.zeros((len(found), len(found)), dtype=bool)
     for m, cap in enumerate(problem.capacity):
         column = demand[:, m]
         conflict |= column[:, None] + column[None, :] > cap
-    reach = reachability(problem)
-    conflict |= reach[np.ix_(tasks, tasks)] | reach[np.ix_(tasks, tasks)].T
+    return conflict
+
+
+def ordered(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+    """``ordered[a, b]`` when the tasks of pieces ``a`` and ``b`` are the same or ordered by precedence."""
+    tasks = np.array([node.task for node in found], dtype=np.int64)
+    reach = reachability(problem)[np.ix_(tasks, tasks)]
+    same: NDArray[np.bool_] = tasks[:, None] == tasks[None, :]
+    return same | reach | reach.T
+
+
+def conflict_matrix(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+    """``conflict[a, b]`` when pieces ``a`` and ``b`` can never overlap."""
+    conflict = resource_conflicts(problem, found) | ordered(problem, found)
     np.fill_diagonal(conflict, False)
     return conflict
+
+
+def disjunctive_pairs(problem: Problem, limit: int = MAX_PAIRS) -> list[tuple[Node, Node]]:
+    """Pairs of pieces that exceed a capacity together and that no precedence orders yet.
+
+    Empty when there are more than ``limit`` (each pair costs a literal and two constraints).
+    """
+    found = nodes(problem)
+    if len(found) < 2:
+        return []
+    free = resource_conflicts(problem, found) & ~ordered(problem, found)
+    rows, cols = np.nonzero(np.triu(free, 1))
+    if len(rows) > limit:
+        return []
+    return [(found[a], found[b]) for a, b in zip(rows.tolist(), cols.tolist(), strict=True)]
 
 
 def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node]]:
@@ -106,3 +138,61 @@ def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node
         if len(cliques) >= limit:
             break
     return [[found[k] for k in members] for members in cliques]
+
+
+def forbidden_sets(problem: Problem, limit: int = MAX_SETS) -> list[tuple[Node, ...]]:
+    """Minimal sets of three or four pieces that exceed a capacity together (no pair of them does).
+
+    In every schedule two pieces of such a set are ordered one after the
+    other. Only for small problems (at most :data:`MAX_SET_PIECES` pieces);
+    sets whose pieces are ordered by precedence already are left out.
+    """
+    found = nodes(problem)
+    if not 3 <= len(found) <= MAX_SET_PIECES:
+        return []
+    demand = np.array([problem.pieces[n.task][n.piece].demand for n in found], dtype=np.int64)
+    demand = demand.reshape(len(found), len(problem.resources))
+    capacity = np.array(problem.capacity, dtype=np.int64)
+    free = ~resource_conflicts(problem, found) & ~ordered(problem, found)
+    sets: list[tuple[int, ...]] = []
+    triples: set[tuple[int, ...]] = set()
+    for members in _cliques_of(free, 3) + _cliques_of(free, 4):
+        if len(members) == 4 and any(t in triples for t in itertools.combinations(members, 3)):
+            continue
+        if (demand[list(members)].sum(axis=0) > capacity).any():
+            sets.append(members)
+            if len(members) == 3:
+                triples.add(members)
+        if len(sets) >= limit:
+            break
+    return [tuple(found[k] for k in members) for members in sets]
+
+
+def _cliques_of(free: NDArray[np.bool_], size: int) -> list[tuple[int, ...]]:
+    """Index tuples of ``size`` pieces, increasing, every pair of them free to overlap."""
+    return [
+        members
+        for members in itertools.combinations(range(len(free)), size)
+        if all(free[a, b] for a, b in itertools.combinations(members, 2))
+    ]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What the model adds beyond the textbook: cliques, disjunctive pairs, forbidden sets."""
+
+    cliques: list[list[Node]]
+    pairs: list[tuple[Node, Node]]
+    sets: list[tuple[Node, ...]]
+
+
+def structure(problem: Problem) -> Structure:
+    """Greedy cliques of ``problem``, and on fine time grids its disjunctive pairs and forbidden sets.
+
+    Ordering literals pay off where start times have many values (0.01 s
+    ticks); on PSPLIB's coarse grid they slowed the proof of j3013_1 from
+    7 s to 18 s.
+    """
+    if problem.coarse:
+        return Structure(greedy_cliques(problem), [], [])
+    return Structure(greedy_cliques(problem), disjunctive_pairs(problem), forbidden_sets(problem))

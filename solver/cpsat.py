@@ -8,13 +8,14 @@ benchmarks showed to help (see the README's figures) is on by default in
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
 from peakopt.solver.bounds import heads, tails
-from peakopt.solver.conflicts import Node
+from peakopt.solver.conflicts import Node, Structure
 from peakopt.solver.scaling import Problem
 
 #: progress(incumbent, bound), both in ticks; the incumbent is None before the first schedule.
@@ -36,10 +37,13 @@ class Options:
     optimise_share
         Share of the time limit given to the optimisation phase when ``destructive``.
     decision_redundant
-        Keep the cliques and the makespan interval in the decision models too.
+        Keep the cliques, orderings and makespan interval in set-times decision models too.
+    orderings
+        A literal "a before b" per pair of pieces that exceed a capacity together.
     decision_fixed
-        Search the decision models with one set-times worker (earliest start
-        first, learning from conflicts) instead of the default portfolio.
+        On coarse time grids, search the decision models with one set-times
+        worker (earliest start first, learning from conflicts) instead of the
+        default portfolio.
     """
 
     cliques: bool = True
@@ -48,6 +52,7 @@ class Options:
     optimise_share: float = 0.1
     decision_redundant: bool = False
     decision_fixed: bool = True
+    orderings: bool = True
 
 
 @dataclass
@@ -116,6 +121,35 @@ def no_overlaps(
         model.add_no_overlap([intervals[n] for n in clique])
 
 
+def orderings(
+    model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_model.IntVar], found: Structure
+) -> None:
+    """Literals "piece a ends before piece b starts", and which of them must hold.
+
+    Of two pieces that exceed a capacity together one goes first; of a minimal
+    forbidden set, some pair is ordered. CP-SAT then branches on orders instead
+    of on start times, which with fine ticks (0.01 s) move one tick at a
+    time: agent workflows of 12–14 steps went from unproven in 10 s to proven
+    in 0.1 s.
+    """
+    literals: dict[tuple[Node, Node], cp_model.IntVar] = {}
+
+    def before(a: Node, b: Node) -> cp_model.IntVar:
+        if (a, b) not in literals:
+            first, second = problem.pieces[a.task][a.piece], problem.pieces[b.task][b.piece]
+            literal = model.new_bool_var(f"o{a.task}_{a.piece}_{b.task}_{b.piece}")
+            model.add(
+                starts[a.task] + first.offset + first.size <= starts[b.task] + second.offset
+            ).only_enforce_if(literal)
+            literals[a, b] = literal
+        return literals[a, b]
+
+    for a, b in found.pairs:
+        model.add_bool_or([before(a, b), before(b, a)])
+    for members in found.sets:
+        model.add_bool_or([before(x, y) for x, y in itertools.permutations(members, 2)])
+
+
 def objective(
     model: cp_model.CpModel,
     problem: Problem,
@@ -140,7 +174,7 @@ def build(
     *,
     horizon: int,
     lower: int,
-    cliques: list[list[Node]],
+    found: Structure,
     options: Options,
     minimise: bool = True,
 ) -> Model:
@@ -155,5 +189,7 @@ def build(
         tail = model.new_interval_var(makespan, horizon - makespan, horizon, "after_makespan")
     cumulatives(model, problem, intervals, tail)
     if options.cliques:
-        no_overlaps(model, intervals, cliques)
+        no_overlaps(model, intervals, found.cliques)
+    if options.orderings:
+        orderings(model, problem, starts, found)
     return Model(model, starts, makespan)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from peakopt.models import Machine, Workflow
@@ -28,6 +28,8 @@ INTEGRAL_TOLERANCE = 1e-9
 MAX_HORIZON = 10**8
 #: Largest scaled capacity an exact scaling may produce (energies stay within int64).
 MAX_CAPACITY = 2**31
+#: Mean task length (ticks) up to which the time grid counts as coarse.
+COARSE_TICKS = 50
 #: Resolution of conservative rounding: ticks in the serial horizon, units in a capacity.
 ROUNDED_STEPS = 10**6
 
@@ -82,6 +84,12 @@ class Problem:
         return len(self.ids)
 
     @property
+    def coarse(self) -> bool:
+        """Whether tasks last few ticks on average (at most :data:`COARSE_TICKS`), as in PSPLIB."""
+        lengths = [d for d in self.length if d > 0]
+        return bool(lengths) and sum(lengths) <= COARSE_TICKS * len(lengths)
+
+    @property
     def serial(self) -> int:
         """Makespan of running the tasks one after another (always feasible)."""
         return sum(self.length)
@@ -101,7 +109,11 @@ def exact_scale(values: Sequence[float], limit: int) -> tuple[Fraction, list[int
     for digits in range(MAX_DIGITS + 1):
         factor = 10**digits
         scaled = [v * factor for v in values]
-        if all(abs(x - round(x)) <= INTEGRAL_TOLERANCE * max(1.0, abs(x)) for x in scaled):
+        # float noise may round, but a positive value never becomes zero
+        if all(
+            abs(x - round(x)) <= INTEGRAL_TOLERANCE * max(1.0, abs(x)) and (x <= 0 or round(x) > 0)
+            for x in scaled
+        ):
             ints = [round(x) for x in scaled]
             common = math.gcd(*ints) or 1
             ints = [n // common for n in ints]
@@ -242,3 +254,20 @@ def scale(workflow: Workflow, machine: Machine) -> Problem:
         exact=time_exact and all(exact_units),
         note="; ".join(notes),
     )
+
+
+def mirror(problem: Problem) -> Problem:
+    """The problem backwards in time: successors become predecessors, profiles run in reverse.
+
+    A schedule ``s'`` of the mirror with makespan ``T`` is the schedule
+    ``T − s'_i − length_i`` of the problem, with the same makespan.
+    """
+    succs: list[list[int]] = [[] for _ in problem.ids]
+    for j, preds in enumerate(problem.preds):
+        for i in preds:
+            succs[i].append(j)
+    pieces = tuple(
+        tuple(Piece(length - p.offset - p.size, p.size, p.demand) for p in reversed(task))
+        for task, length in zip(problem.pieces, problem.length, strict=True)
+    )
+    return replace(problem, preds=tuple(tuple(s) for s in succs), pieces=pieces)

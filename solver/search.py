@@ -1,27 +1,35 @@
-"""CP-SAT search in phases: optimise from the heuristic schedule, then a destructive lower-bound step.
+"""CP-SAT search: optimise from the heuristic schedule, and a destructive lower-bound step.
 
 The optimisation search finds the optimum of hard RCPSP instances long before
 it proves it (PSPLIB j3029_3: the bound stalls at 63–73 against an optimum of
 78). Asking the decision question "is there a schedule ending by UB − 1?" on a
 model whose horizon is UB − 1 closes such gaps much faster: infeasible proves
 UB optimal; feasible gives a better schedule and the question is asked again.
+Neither wins everywhere (the optimisation search proves j3013_1 in 7 s, the
+decision step takes 30 s there), so with two or more workers both run side by
+side and the first proof stops the other; with one worker they take turns
+(a deterministic budget first, so that runs repeat exactly).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.conflicts import Node
-from peakopt.solver.cpsat import Model, Options, Progress, build
+from peakopt.solver.conflicts import Structure
+from peakopt.solver.cpsat import Options, Progress, build
+from peakopt.solver.decide import attempt, starts_of
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem
 
 #: Phases shorter than this are not started (seconds).
 MIN_PHASE = 0.01
+#: With one worker, the optimisation phase gets at least this long (or half the limit, if shorter).
+MIN_OPTIMISE = 5.0
 
 
 @dataclass(frozen=True)
@@ -36,16 +44,39 @@ class Limits:
 
 @dataclass
 class Outcome:
-    """Best schedule (ticks) and proven bound after the search."""
+    """Best schedule (ticks) and proven bound, shared by the searches (under ``lock``)."""
 
     starts: list[int]
     makespan: int
     bound: int
     phases: list[str] = field(default_factory=list)
+    gap_limit: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
 
-    def done(self, gap_limit: float) -> bool:
-        """Whether the bound meets the makespan, or the gap is within ``gap_limit``."""
-        return self.bound >= self.makespan or (self.makespan - self.bound) <= gap_limit * self.makespan
+    def done(self, gap_limit: float | None = None) -> bool:
+        """Whether the bound meets the makespan, or the gap is within the gap limit."""
+        limit = self.gap_limit if gap_limit is None else gap_limit
+        return self.bound >= self.makespan or (self.makespan - self.bound) <= limit * self.makespan
+
+    def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str) -> None:
+        """Keep a better schedule or bound; once done, stop every running search."""
+        with self.lock:
+            if starts is not None and end(problem, starts) < self.makespan:
+                self.starts, self.makespan = starts, end(problem, starts)
+            if bound is not None:
+                self.bound = max(self.bound, bound)
+            self.bound = min(self.bound, self.makespan)
+            self.phases.append(note)
+            if self.done():
+                for solver in self.solvers:
+                    solver.stop_search()
+
+    def register(self, solver: cp_model.CpSolver) -> bool:
+        """Track a solver so that a proof elsewhere can stop it; False if already done."""
+        with self.lock:
+            self.solvers.append(solver)
+            return not self.done()
 
 
 class _Watcher(cp_model.CpSolverSolutionCallback):
@@ -59,108 +90,85 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
         self.progress(round(self.objective_value), math.ceil(self.best_objective_bound - 1e-6))
 
 
-def _solver(limits: Limits, seconds: float, deterministic: float | None) -> cp_model.CpSolver:
+def _solver(
+    limits: Limits, seconds: float, workers: int, deterministic: float | None = None
+) -> cp_model.CpSolver:
     solver = cp_model.CpSolver()
     params = solver.parameters
-    params.num_workers = limits.workers
+    params.num_workers = workers
     params.random_seed = limits.seed
-    params.max_time_in_seconds = seconds
+    params.max_time_in_seconds = max(seconds, MIN_PHASE)
     params.relative_gap_limit = limits.gap_limit
     if deterministic is not None:
-        # a deterministic budget keeps phase boundaries, and so workers=1 runs, reproducible
         params.max_deterministic_time = deterministic
     return solver
-
-
-def _run(
-    model: Model, solver: cp_model.CpSolver, progress: Progress | None, incumbent: int
-) -> tuple[cp_model.CpSolverStatus, list[int] | None]:
-    """Solve; the status and the starts of the best schedule found, if any."""
-    watcher = None
-    if progress is not None:
-        watcher = _Watcher(progress)
-        solver.best_bound_callback = lambda bound: progress(incumbent, math.ceil(bound - 1e-6))
-    status = solver.solve(model.model, watcher)
-    if status == cp_model.MODEL_INVALID:  # a bug in the model, never a solver outcome
-        raise RuntimeError(f"CP-SAT rejected the model: {model.model.validate()}")
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return status, [int(solver.value(s)) for s in model.starts]
-    return status, None
 
 
 def optimise(
     problem: Problem,
     outcome: Outcome,
-    cliques: list[list[Node]],
-    limits: Limits,
-    seconds: float,
+    found: Structure,
     options: Options,
+    solver: cp_model.CpSolver,
     progress: Progress | None,
-    deterministic: float | None,
-) -> cp_model.CpSolverStatus:
-    """The optimisation phase, from ``outcome``'s schedule as hint and horizon; updates it."""
-    model = build(problem, horizon=outcome.makespan, lower=outcome.bound, cliques=cliques, options=options)
-    for var, value in zip(model.starts, outcome.starts, strict=True):
+) -> None:
+    """Minimise the makespan from the current best schedule as hint and horizon."""
+    with outcome.lock:
+        hint, horizon, lower = list(outcome.starts), outcome.makespan, outcome.bound
+    model = build(problem, horizon=horizon, lower=lower, found=found, options=options)
+    for var, value in zip(model.starts, hint, strict=True):
         model.model.add_hint(var, value)
-    model.model.add_hint(model.makespan, outcome.makespan)
-    solver = _solver(limits, seconds, deterministic)
-    status, starts = _run(model, solver, progress, outcome.makespan)
-    if starts is not None and end(problem, starts) < outcome.makespan:
-        outcome.starts, outcome.makespan = starts, end(problem, starts)
-    if status == cp_model.OPTIMAL and limits.gap_limit == 0:
-        outcome.bound = outcome.makespan
+    model.model.add_hint(model.makespan, horizon)
+    watcher = None
+    if progress is not None:
+        watcher = _Watcher(progress)
+        solver.best_bound_callback = lambda bound: progress(None, math.ceil(bound - 1e-6))
+    if not outcome.register(solver):
+        return
+    status = solver.solve(model.model, watcher)
+    if status == cp_model.MODEL_INVALID:  # a bug in the model, never a solver outcome
+        raise RuntimeError(f"CP-SAT rejected the model: {model.model.validate()}")
+    starts = (
+        [int(solver.value(s)) for s in model.starts]
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        else None
+    )
+    if status == cp_model.OPTIMAL and outcome.gap_limit == 0:
+        bound: int | None = end(problem, starts) if starts is not None else None
     elif status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.UNKNOWN):
-        outcome.bound = max(outcome.bound, math.ceil(solver.best_objective_bound - 1e-6))
-    outcome.bound = min(outcome.bound, outcome.makespan)
-    outcome.phases.append(f"optimise:{solver.status_name(status).lower()}")
-    return status
-
-
-def _decide(
-    problem: Problem,
-    target: int,
-    lower: int,
-    cliques: list[list[Node]],
-    limits: Limits,
-    seconds: float,
-    options: Options,
-) -> tuple[cp_model.CpSolverStatus, list[int] | None]:
-    """Is there a schedule ending by ``target``? The decision model and its search."""
-    if not options.decision_redundant:
-        options = replace(options, cliques=False, makespan_interval=False)
-    model = build(problem, horizon=target, lower=lower, cliques=cliques, options=options, minimise=False)
-    solver = _solver(limits, seconds, None)
-    if options.decision_fixed:
-        # set-times branching with clause learning proves RCPSP bounds far faster than the
-        # default portfolio (j3029_3, makespan <= 77: 19-31 s on one worker, unproven in 60 s)
-        model.model.add_decision_strategy(model.starts, cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
-        solver.parameters.search_branching = cp_model.FIXED_SEARCH
-        solver.parameters.num_workers = 1
-    return _run(model, solver, None, target + 1)
+        bound = math.ceil(solver.best_objective_bound - 1e-6)
+    else:
+        bound = None
+    outcome.offer(problem, starts, bound, f"optimise:{solver.status_name(status).lower()}")
 
 
 def destructive(
     problem: Problem,
     outcome: Outcome,
-    cliques: list[list[Node]],
+    found: Structure,
     limits: Limits,
     deadline: float,
     options: Options,
     progress: Progress | None,
 ) -> None:
-    """Ask "a schedule ending by UB − 1?" until infeasible (UB proven), out of time, or the gap is met."""
-    while not outcome.done(limits.gap_limit):
+    """Ask "a schedule ending by UB − 1?" until infeasible (UB proven), out of time, or done."""
+    while True:
         seconds = deadline - time.monotonic()
-        if seconds < MIN_PHASE:
+        with outcome.lock:
+            target, lower = outcome.makespan - 1, outcome.bound
+        if outcome.done() or seconds < MIN_PHASE:
             return
-        target = outcome.makespan - 1
-        status, starts = _decide(problem, target, outcome.bound, cliques, limits, seconds, options)
-        outcome.phases.append(f"ub-1={target}:{cp_model.CpSolver().status_name(status).lower()}")
+        run = attempt(problem, target, lower, found, options, _solver(limits, seconds, 1))
+        if not outcome.register(run.solver):
+            return
+        status = run.solver.solve(run.model.model)
+        note = f"ub-1={target}:{run.solver.status_name(status).lower()}"
         if status == cp_model.INFEASIBLE:
-            outcome.bound = outcome.makespan
-        elif starts is not None:
-            outcome.starts, outcome.makespan = starts, end(problem, starts)
+            outcome.offer(problem, None, target + 1, note)
+        elif status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+            outcome.offer(problem, starts_of(run, status), None, note)
         else:
+            outcome.offer(problem, None, None, note)
             return
         if progress is not None:
             progress(outcome.makespan, outcome.bound)
@@ -171,23 +179,32 @@ def search(
     *,
     initial: list[int],
     lower: int,
-    cliques: list[list[Node]],
+    found: Structure,
     limits: Limits,
     options: Options,
     progress: Progress | None = None,
 ) -> Outcome:
     """Improve ``initial`` (a feasible schedule in ticks) and raise ``lower`` within the limits."""
     deadline = time.monotonic() + limits.time_limit
-    outcome = Outcome(list(initial), end(problem, initial), min(lower, end(problem, initial)))
-    if outcome.done(limits.gap_limit):
+    span = end(problem, initial)
+    outcome = Outcome(list(initial), span, min(lower, span), gap_limit=limits.gap_limit)
+    if outcome.done():
         return outcome
     if not options.destructive:
-        optimise(problem, outcome, cliques, limits, limits.time_limit, options, progress, None)
-        return outcome
-    share = options.optimise_share * limits.time_limit
-    # one worker counts deterministic time (so its runs repeat exactly); several count wall time
-    deterministic = share if limits.workers == 1 else None
-    wall = limits.time_limit if limits.workers == 1 else share
-    optimise(problem, outcome, cliques, limits, wall, options, progress, deterministic)
-    destructive(problem, outcome, cliques, limits, deadline, options, progress)
+        optimise(
+            problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress
+        )
+    elif limits.workers == 1:
+        share = max(options.optimise_share * limits.time_limit, min(MIN_OPTIMISE, limits.time_limit / 2))
+        # a deterministic budget keeps the turn, and so the whole run, reproducible
+        optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, 1, share), progress)
+        destructive(problem, outcome, found, limits, deadline, options, progress)
+    else:
+        solver = _solver(limits, limits.time_limit, limits.workers - 1)
+        prover = threading.Thread(
+            target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
+        )
+        prover.start()
+        optimise(problem, outcome, found, options, solver, progress)
+        prover.join()
     return outcome

@@ -10,7 +10,7 @@ from typing import Literal
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import TOLERANCE, cva_floor, evaluate
 from peakopt.solver.bounds import lower_bound, real_lower_bound
-from peakopt.solver.conflicts import greedy_cliques, topological_order
+from peakopt.solver.conflicts import structure, topological_order
 from peakopt.solver.cpsat import Options
 from peakopt.solver.feasibility import end, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
@@ -107,8 +107,8 @@ def solve(
     _check_arguments(time_limit, workers, gap_limit, backend)
     began = time.perf_counter()
     problem = scale(workflow, machine)
-    cliques = greedy_cliques(problem)
-    lower = lower_bound(problem, cliques)
+    found = structure(problem)
+    lower = lower_bound(problem, found.cliques)
     initial = _start(problem, workflow, machine, hint, seed)
     limits = Limits(time_limit, workers, seed, gap_limit)
     ticks = None
@@ -127,7 +127,7 @@ def solve(
             problem,
             initial=initial,
             lower=lower,
-            cliques=cliques,
+            found=found,
             limits=limits,
             options=options or Options(),
             progress=ticks,
@@ -154,14 +154,16 @@ def _result(
     """The outcome in seconds, judged by the oracle before it is returned."""
     starts = to_seconds(problem, outcome.starts)
     score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
+    makespan = score.makespan
     if problem.exact:
-        bound = problem.seconds(outcome.bound)
+        # the exact decimal value, rather than a sum of float starts and durations
+        makespan, bound = problem.seconds(outcome.makespan), problem.seconds(outcome.bound)
     else:
-        bound = min(score.makespan, real_lower_bound(workflow, machine))
-    proven = score.makespan <= bound + TOLERANCE * max(1.0, bound)
+        bound = min(makespan, real_lower_bound(workflow, machine))
+    proven = makespan <= bound + TOLERANCE * max(1.0, bound)
     status: Literal["optimal", "feasible", "error"] = "optimal" if proven else "feasible"
     message = problem.note or None
-    if not (score.valid and score.safe):
+    if not (score.valid and score.safe and abs(score.makespan - makespan) <= TOLERANCE * max(1.0, makespan)):
         status, message = (
             "error",
             "internal error: the oracle rejects the schedule: "
@@ -171,7 +173,7 @@ def _result(
         workflow=workflow.id,
         machine=machine.name,
         status=status,
-        makespan=score.makespan,
+        makespan=makespan,
         lower_bound=bound,
         starts=starts,
         cva_floor=cva_floor(workflow, machine),

@@ -9,7 +9,7 @@ from solver_helpers import assert_safe, tiny_instances
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
-from peakopt.solver.conflicts import greedy_cliques, topological_order
+from peakopt.solver.conflicts import structure, topological_order
 from peakopt.solver.cpsat import Options
 from peakopt.solver.feasibility import serial, to_seconds
 from peakopt.solver.milp import MilpTooLarge, solve_milp
@@ -34,9 +34,9 @@ def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine])
     workflow, machine = instance
     problem = scale(workflow, machine)
     initial = serial(problem, topological_order(problem))
-    limits = Limits(time_limit=10, workers=1, seed=0)
+    limits = Limits(time_limit=60, workers=1, seed=0)
     exact = search(
-        problem, initial=initial, lower=0, cliques=greedy_cliques(problem), limits=limits, options=Options()
+        problem, initial=initial, lower=0, found=structure(problem), limits=limits, options=Options()
     )
     cross = solve_milp(problem, initial=initial, lower=0, limits=limits)
     assert _judge(workflow, machine, problem, exact) == pytest.approx(
