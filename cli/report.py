@@ -38,7 +38,7 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("method",)) -> list
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
+    return "-" if value is None else f"{round(100 * value, 1) + 0.0:.1f}%"  # no "-0.0%"
 
 
 def _stat(stats: Stats | None, name: str) -> str:
