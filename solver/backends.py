@@ -7,6 +7,7 @@ chunk was lost with its worker), stop the workers of overdue chunks.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -20,6 +21,9 @@ from multiprocessing import get_context
 from multiprocessing.queues import Queue
 from queue import Empty
 from typing import Any
+
+#: Exit code of a worker that ended itself at an item's hard limit.
+HUNG = 86
 
 #: Set in each local worker process: where :func:`report` sends messages.
 _QUEUE: Queue[Any] | None = None
@@ -84,6 +88,7 @@ class LocalBackend(Backend):
         self.pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        self.workers: dict[int, Any] = {}
         return ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue,))
 
     @property
@@ -94,11 +99,14 @@ class LocalBackend(Backend):
     def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
         """Submit to the pool, replacing it first if a dead worker broke it."""
         try:
-            return self.pool.submit(func, *args)
+            future = self.pool.submit(func, *args)
         except BrokenProcessPool:
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = self._new_pool()
-            return self.pool.submit(func, *args)
+            future = self.pool.submit(func, *args)
+        # the pool forgets its processes when it breaks: keep them to read their exit codes
+        self.workers.update(getattr(self.pool, "_processes", None) or {})
+        return future
 
     def wait(self, handles: list[Any], timeout: float) -> list[Any]:
         """Futures done within ``timeout``."""
@@ -108,10 +116,12 @@ class LocalBackend(Backend):
         return list(done)
 
     def result(self, handle: Any) -> Any:
-        """The chunk's results; a broken pool means its worker died."""
+        """The chunk's results; a broken pool means a worker died (or ended itself at a hard limit)."""
         try:
             return handle.result()
         except BrokenProcessPool:
+            if HUNG in {process.exitcode for process in self.workers.values()}:
+                raise Lost("a worker ran past an item's hard limit and was ended") from None
             raise Lost("a worker process died") from None
 
     def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
@@ -218,7 +228,8 @@ class DaskBackend(Backend):
         workers = self.client.run_on_scheduler(_processing_on, keys=keys)
         self.client.cancel(overdue)
         if workers:
-            self.client.run(_exit_worker, workers=workers)
+            with contextlib.suppress(OSError):  # CommClosedError: it went away on its own meanwhile
+                self.client.run(_exit_worker, workers=workers)
             self._await_gone(set(workers))
         return overdue
 

@@ -19,13 +19,15 @@ Soft per-call limits inside an item are :func:`peakopt.solver.limits.time_limit`
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from peakopt.solver.backends import Backend, Lost, dask_backend, local_backend, report
+from peakopt.solver.backends import HUNG, Backend, Lost, dask_backend, local_backend, report
 from peakopt.solver.limits import describe
 
 T = TypeVar("T")
@@ -138,15 +140,37 @@ def open_executor(where: Where) -> Executor:
         raise ExecutorError(f"cannot start Dask on {target}: {exc}") from exc
 
 
-def run_chunk(func: Callable[[T], R], chunk: Sequence[T]) -> list[tuple[R | None, str | None]]:
-    """Run ``func`` on each item in a worker; an exception becomes that item's error text."""
+def run_chunk(
+    func: Callable[[T], R], chunk: Sequence[T], limits: Sequence[float] | None = None
+) -> list[tuple[R | None, str | None]]:
+    """Run ``func`` on each item in a worker; an exception becomes that item's error text.
+
+    With ``limits``, an item still running past its limit ends the worker
+    process (exit code :data:`HUNG`): a thread stuck in a C call cannot be
+    stopped otherwise, and the runner then finds the item by running it alone.
+    """
     done: list[tuple[R | None, str | None]] = []
-    for item in chunk:
-        try:
-            done.append((func(item), None))
-        except Exception as exc:
-            done.append((None, describe(exc)))
+    for k, item in enumerate(chunk):
+        with _watchdog(None if limits is None else limits[k]):
+            try:
+                done.append((func(item), None))
+            except Exception as exc:
+                done.append((None, describe(exc)))
     return done
+
+
+@contextmanager
+def _watchdog(limit: float | None) -> Iterator[None]:
+    if limit is None:
+        yield
+        return
+    timer = threading.Timer(limit, os._exit, (HUNG,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 @dataclass
@@ -180,8 +204,9 @@ def run_items(
     chunk
         Items per task.
     deadline
-        Hard limit of one item in seconds; a chunk may run for the sum of its
-        items' limits plus ``grace`` before its worker is stopped.
+        Hard limit of one item in seconds: past it, the worker ends itself
+        (see :func:`run_chunk`); should even that fail, a chunk running
+        longer than its items' limits plus ``grace`` has its worker stopped.
     grace
         Seconds added to every hard limit (start-up, pickling, a busy machine).
     tick
@@ -192,7 +217,7 @@ def run_items(
     flying: dict[Any, _Flight[T]] = {}
     backend = executor.backend
     while queue or alone or flying:
-        _launch(backend, func, queue, alone, flying, lambda item: deadline(item) + grace)
+        _launch(backend, func, queue, alone, flying, deadline, grace)
         finished = backend.wait(list(flying), 0.2)
         if tick is not None:
             tick()
@@ -222,23 +247,22 @@ def _launch(
     queue: deque[list[T]],
     alone: deque[T],
     flying: dict[Any, _Flight[T]],
-    limit_of: Callable[[T], float],
+    deadline: Callable[[T], float],
+    grace: float,
 ) -> None:
     """Keep every slot busy; items under suspicion run one at a time with nothing beside them."""
-    if alone:
+    batches: list[tuple[list[T], bool]] = []
+    if alone or any(f.alone for f in flying.values()):
         if not flying:
-            item = alone.popleft()
-            limit = limit_of(item)
-            flying[backend.submit(run_chunk, func, [item])] = _Flight(
-                [item], limit, time.monotonic() + limit, True
-            )
-        return
-    while queue and len(flying) < backend.slots:
-        batch = queue.popleft()
-        limit = sum(limit_of(item) for item in batch)
-        flying[backend.submit(run_chunk, func, batch)] = _Flight(
-            batch, limit, time.monotonic() + limit, False
-        )
+            batches.append(([alone.popleft()], True))
+    else:
+        while queue and len(flying) + len(batches) < backend.slots:
+            batches.append((queue.popleft(), False))
+    for batch, single in batches:
+        limits = [deadline(item) for item in batch]
+        limit = sum(limits) + grace
+        handle = backend.submit(run_chunk, func, batch, limits)
+        flying[handle] = _Flight(batch, limit, time.monotonic() + limit, single)
 
 
 def _lost(flight: _Flight[T], why: str, alone: deque[T]) -> Iterator[Outcome[T, Any]]:

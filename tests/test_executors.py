@@ -70,18 +70,19 @@ def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> 
     found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=0.5)
     for x, (value, error) in found.items():
         if x % 2:
-            assert value is None and "hard limit" in str(error)
+            assert value is None and "ran past an item's hard limit" in str(error)
         else:
             assert (value, error) == (x, None)
 
 
 def test_dask_local_cluster_runs_and_survives_failures() -> None:
-    # Dask runs tasks in threads: no signal reaches a sleep there, only the hard limit (1 s + 1 s) does
+    # Dask runs tasks in threads: no signal reaches a sleep there, only the hard limit does
     limits = lambda x: 1.0 if x == 9 else 10.0  # noqa: E731
     found = outcomes(Where(dask_local=2), work, list(range(12)), chunk=1, deadline=limits, grace=1.0)
     check(found)
     assert found[7][1] == "worker lost: its Dask worker died"
-    assert str(found[9][1]).startswith("worker lost: no result within the hard limit of 2 s")
+    # its worker ended itself at the 1 s limit (or the runner ended it at 2 s): either way, lost
+    assert str(found[9][1]).startswith("worker lost: ")
 
 
 def test_soft_limit_in_a_thread_stops_python_code() -> None:
