@@ -98,7 +98,9 @@ def _pick_machines(refs: tuple[str, ...], inputs: list[Suite], own: Suite) -> li
             continue
         mine = [m for m in own.machines if m.name == ref]
         found = mine or list(
-            {m.capacity.__repr__(): m for s in inputs for m in s.machines if m.name == ref}.values()
+            {
+                tuple(sorted(m.capacity.items())): m for s in inputs for m in s.machines if m.name == ref
+            }.values()
         )
         if not found:
             known = ", ".join(sorted({m.name for s in inputs for m in s.machines})) or "none"

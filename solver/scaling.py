@@ -127,7 +127,8 @@ def rounded_tick(total: float) -> Fraction:
     """A power-of-ten tick that puts about :data:`ROUNDED_STEPS` ticks in ``total`` seconds."""
     if total <= 0:
         return Fraction(1)
-    return Fraction(10) ** math.ceil(math.log10(total / ROUNDED_STEPS))
+    # no finer than 1e-12 s: shorter durations just round up to one tick
+    return Fraction(10) ** max(-12, math.ceil(math.log10(total) - math.log10(ROUNDED_STEPS)))
 
 
 def _clamped(workflow: Workflow, resource: str, capacity: float) -> list[list[float]]:

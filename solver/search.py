@@ -53,21 +53,29 @@ class Outcome:
     gap_limit: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
+    asking: tuple[int, cp_model.CpSolver] | None = field(default=None, repr=False)
 
     def done(self, gap_limit: float | None = None) -> bool:
         """Whether the bound meets the makespan, or the gap is within the gap limit."""
         limit = self.gap_limit if gap_limit is None else gap_limit
         return self.bound >= self.makespan or (self.makespan - self.bound) <= limit * self.makespan
 
-    def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str) -> None:
-        """Keep a better schedule or bound; once done, stop every running search."""
+    def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str | None) -> None:
+        """Keep a better schedule or bound; once done, stop every running search.
+
+        A better schedule also stops a decision search that asks about a
+        target it makes stale, so that the prover asks again below it.
+        """
         with self.lock:
             if starts is not None and end(problem, starts) < self.makespan:
                 self.starts, self.makespan = starts, end(problem, starts)
+                if self.asking is not None and self.asking[0] >= self.makespan:
+                    self.asking[1].stop_search()
             if bound is not None:
                 self.bound = max(self.bound, bound)
             self.bound = min(self.bound, self.makespan)
-            self.phases.append(note)
+            if note is not None:
+                self.phases.append(note)
             if self.done():
                 for solver in self.solvers:
                     solver.stop_search()
@@ -80,14 +88,18 @@ class Outcome:
 
 
 class _Watcher(cp_model.CpSolverSolutionCallback):
-    """Reports each new incumbent and the bound to a progress callback."""
+    """Shares each new incumbent at once (the prover's target) and reports progress."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(
+        self, problem: Problem, outcome: Outcome, starts: list[cp_model.IntVar], progress: Progress | None
+    ):
         super().__init__()
-        self.progress = progress
+        self.problem, self.outcome, self.starts, self.progress = problem, outcome, starts, progress
 
     def on_solution_callback(self) -> None:
-        self.progress(round(self.objective_value), math.ceil(self.best_objective_bound - 1e-6))
+        self.outcome.offer(self.problem, [int(self.value(s)) for s in self.starts], None, None)
+        if self.progress is not None:
+            self.progress(round(self.objective_value), math.ceil(self.best_objective_bound - 1e-6))
 
 
 def _solver(
@@ -119,9 +131,8 @@ def optimise(
     for var, value in zip(model.starts, hint, strict=True):
         model.model.add_hint(var, value)
     model.model.add_hint(model.makespan, horizon)
-    watcher = None
+    watcher = _Watcher(problem, outcome, model.starts, progress)
     if progress is not None:
-        watcher = _Watcher(progress)
         solver.best_bound_callback = lambda bound: progress(None, math.ceil(bound - 1e-6))
     if not outcome.register(solver):
         return
@@ -161,7 +172,11 @@ def destructive(
         run = attempt(problem, target, lower, found, options, _solver(limits, seconds, 1))
         if not outcome.register(run.solver):
             return
+        with outcome.lock:
+            outcome.asking = (target, run.solver)
         status = run.solver.solve(run.model.model)
+        with outcome.lock:
+            outcome.asking, stale = None, outcome.makespan <= target
         note = f"ub-1={target}:{run.solver.status_name(status).lower()}"
         if status == cp_model.INFEASIBLE:
             outcome.offer(problem, None, target + 1, note)
@@ -169,7 +184,8 @@ def destructive(
             outcome.offer(problem, starts_of(run, status), None, note)
         else:
             outcome.offer(problem, None, None, note)
-            return
+            if not stale:
+                return
         if progress is not None:
             progress(outcome.makespan, outcome.bound)
 
@@ -194,17 +210,22 @@ def search(
         optimise(
             problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress
         )
-    elif limits.workers == 1:
-        share = max(options.optimise_share * limits.time_limit, min(MIN_OPTIMISE, limits.time_limit / 2))
+        return outcome
+    share = max(options.optimise_share * limits.time_limit, min(MIN_OPTIMISE, limits.time_limit / 2))
+    if limits.workers == 1:
         # a deterministic budget keeps the turn, and so the whole run, reproducible
         optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, 1, share), progress)
         destructive(problem, outcome, found, limits, deadline, options, progress)
-    else:
-        solver = _solver(limits, limits.time_limit, limits.workers - 1)
-        prover = threading.Thread(
-            target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
-        )
-        prover.start()
-        optimise(problem, outcome, found, options, solver, progress)
-        prover.join()
+        return outcome
+    # a good incumbent first (the heuristic one would send the prover after stale targets)
+    optimise(problem, outcome, found, options, _solver(limits, share, limits.workers), progress)
+    if outcome.done():
+        return outcome
+    remaining = deadline - time.monotonic()
+    prover = threading.Thread(
+        target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
+    )
+    prover.start()
+    optimise(problem, outcome, found, options, _solver(limits, remaining, limits.workers - 1), progress)
+    prover.join()
     return outcome
