@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from peakopt.cli.common import input_options, unconstrained, warn
-from peakopt.instances import InputError, load, write_atomic
-from peakopt.instances.schedules import load_machines, schedule_lines
+from peakopt.instances import InputError, load
+from peakopt.instances.machine_files import load_machines
+from peakopt.instances.native import to_jsonl
+from peakopt.instances.records import schedule_record, write_jsonl
 from peakopt.models import Machine, Schedule, Suite
 from peakopt.oracle import Score, evaluate
 from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
@@ -230,9 +232,9 @@ def schedule(
                 for method in methods:
                     result = method.schedule(workflow, machine, seed=seed)
                     rows.append((result, evaluate(workflow, machine or LIMITLESS, result)))
-    text = schedule_lines(s for s, _ in rows)
+    records = [schedule_record(s) for s, _ in rows]
     if output:
-        write_atomic(output, text)
+        write_jsonl(output, records)
     elif as_json:
-        click.echo(text, nl=False)
+        click.echo(to_jsonl(records), nl=False)
     print_table(rows)

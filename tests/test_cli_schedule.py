@@ -12,7 +12,7 @@ from paths import J30
 
 from peakopt.cli.main import cli
 from peakopt.instances import load
-from peakopt.instances.schedules import load_machines
+from peakopt.instances.machine_files import load_machines
 from peakopt.models import Machine, Schedule
 
 REFUND = load("bundled:refund")

@@ -1,13 +1,8 @@
-"""Schedules as JSON Lines records, and machine profiles read from their own files.
-
-A schedule record is ``{"workflow", "machine", "source", "starts"}``, one per
-line: what ``peakopt schedule`` writes and ``peakopt score`` reads.
-"""
+"""Machine profiles read from their own files (``peakopt schedule --machine FILE``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +10,7 @@ from pydantic import ValidationError
 
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.instances.loader import load, resolve
-from peakopt.instances.native import to_jsonl
-from peakopt.models import Machine, Schedule
-
-
-def schedule_record(schedule: Schedule) -> dict[str, Any]:
-    """The JSON Lines record of a schedule: workflow, machine, source and starts."""
-    return {
-        "workflow": schedule.workflow,
-        "machine": schedule.machine,
-        "source": schedule.source,
-        "starts": dict(schedule.starts),
-    }
-
-
-def schedule_lines(schedules: Iterable[Schedule]) -> str:
-    """JSON Lines text of schedules, one :func:`schedule_record` per line."""
-    return to_jsonl(schedule_record(s) for s in schedules)
+from peakopt.models import Machine
 
 
 def load_machines(path: str | Path) -> tuple[Machine, ...]:
