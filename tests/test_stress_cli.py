@@ -12,7 +12,7 @@ from stress_helpers import small_suite, table
 
 from peakopt.cli.main import cli
 from peakopt.instances import load
-from peakopt.oracle import evaluate, with_reference
+from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.solver import solve
 from peakopt.solver.heuristics import run as run_method
 from peakopt.solver.store import read_score_rows
@@ -159,3 +159,20 @@ def test_unreachable_scheduler_is_one_error_line(tmp_path: Path) -> None:
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         code, _, err = run("stress", "bundled:refund", *args)
     assert code == 1 and err.startswith("Error: cannot start Dask") and len(err.splitlines()) == 1
+
+
+def test_stress_on_a_running_cluster_by_its_scheduler_address(tmp_path: Path, suite: Path) -> None:
+    from distributed import LocalCluster
+
+    local, remote = tmp_path / "local.sqlite", tmp_path / "remote.sqlite"
+    assert run("stress", str(suite), "-m", "admission", "--db", str(local), "--jobs", "1")[0] == 0
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        args = ["-m", "admission", "--db", str(remote), "--scheduler", cluster.scheduler_address]
+        code, _, err = run("stress", str(suite), *args)
+        assert code == 0, err
+        assert f"Dask scheduler {cluster.scheduler_address}" in err
+
+    def rows(db: Path) -> dict[tuple[str | None, ...], ScoreRow]:
+        return {(r.workflow, r.machine, r.source): r for r in read_score_rows(db)}
+
+    assert rows(remote) == rows(local) and len(rows(local)) == 18

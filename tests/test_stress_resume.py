@@ -67,3 +67,20 @@ def test_sigkill_midway_then_rerun_gives_one_good_row_per_key(tmp_path: Path) ->
     once = subprocess.run(command(suite, whole) + args, env=env(), capture_output=True, timeout=300)
     assert once.returncode == 0
     assert comparable(read_score_rows(killed)) == comparable(read_score_rows(whole))
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    suite, db = small_suite(tmp_path / "suite.json"), tmp_path / "r.sqlite"
+    process = subprocess.Popen(
+        [*command(suite, db), "--jobs", "2", "--chunk", "1"], env=env(), stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and count(db) < ROWS // 4:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    kept = count(db)
+    assert 0 < kept < ROWS
+    assert f"Interrupted: {kept} rows kept in {db}; run the same command again to resume" in err
+    assert "Traceback" not in err
