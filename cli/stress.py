@@ -19,7 +19,7 @@ from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, sear
 from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.solver.executors import Executor, Where
 from peakopt.solver.export import Case, worst_cases, write_cases
-from peakopt.solver.store import Store
+from peakopt.solver.store import Found, Store
 
 
 def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -216,5 +216,21 @@ def _work(
             spec = SearchSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
             found = _search(executor, store, spec, pairs, console)
             console.print(_search_table(found, spec.method))
+            store.write_search(
+                [
+                    Found(
+                        spec.method,
+                        settings.params,
+                        c.workflow,
+                        c.machine,
+                        c.gap,
+                        c.evaluation,
+                        c.mutations,
+                        c.row,
+                        c.reference,
+                    )
+                    for c in found.worst
+                ]
+            )
             saved = _save_search(found, spec, spec.population, worst_dir)
             console.print(f"wrote {len(saved)} search cases to {worst_dir}/search/", highlight=False)

@@ -6,6 +6,8 @@ Tables:
   that the worst cases can be exported and drawn later);
 - ``machines``: every machine profile by content hash;
 - ``refs``: the reference result (optimum or bounds) per instance × machine;
+- ``search``: the worst instances adversarial searches found, with their
+  gap, mutations and the method's row;
 - ``results``: one row per (instance, machine, method, params) — the oracle's
   :class:`~peakopt.oracle.rows.ScoreRow` as JSON in ``row``, its main figures
   as columns for SQL, the reference's status, makespan and lower bound, the
@@ -54,9 +56,13 @@ CREATE TABLE IF NOT EXISTS results (
     reference_status TEXT, reference_makespan REAL, reference_lower_bound REAL,
     seconds REAL NOT NULL, error TEXT, row TEXT NOT NULL, finished REAL NOT NULL,
     PRIMARY KEY (instance, machine, method, params));
+CREATE TABLE IF NOT EXISTS search (
+    instance TEXT NOT NULL, machine TEXT NOT NULL, method TEXT NOT NULL, params TEXT NOT NULL,
+    gap REAL, evaluation INTEGER NOT NULL, mutations TEXT NOT NULL, row TEXT,
+    PRIMARY KEY (instance, machine, method, params));
 """
 
-_TABLES = ("results", "refs", "machines", "instances", "meta")
+_TABLES = ("search", "results", "refs", "machines", "instances", "meta")
 
 
 def canonical(document: Any) -> str:
@@ -106,6 +112,21 @@ class Result:
     def key(self) -> Key:
         """What identifies the row."""
         return self.instance, self.machine, self.method, self.params
+
+
+@dataclass(frozen=True)
+class Found:
+    """An instance an adversarial search judged (see :mod:`peakopt.solver.adversarial`)."""
+
+    method: str
+    params: str
+    workflow: Workflow
+    machine: Machine
+    gap: float | None
+    evaluation: int
+    mutations: tuple[str, ...]
+    row: ScoreRow | None
+    reference: SolveResult | None
 
 
 class Store:
@@ -188,6 +209,36 @@ class Store:
                 f"INSERT OR REPLACE INTO results VALUES ({', '.join('?' * 24)})",
                 (_columns(result, now) for result in results),
             )
+
+    def write_search(self, found: Sequence[Found]) -> None:
+        """Instances an adversarial search found (with their references), in one transaction."""
+        self.add_inputs(
+            ((content_hash(f.workflow), f.workflow) for f in found),
+            ((content_hash(f.machine), f.machine) for f in found),
+        )
+        references = [
+            (content_hash(f.workflow), content_hash(f.machine), f.reference)
+            for f in found
+            if f.reference is not None
+        ]
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO search VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        content_hash(f.workflow),
+                        content_hash(f.machine),
+                        f.method,
+                        f.params,
+                        f.gap,
+                        f.evaluation,
+                        canonical(list(f.mutations)),
+                        None if f.row is None else f.row.model_dump_json(),
+                    )
+                    for f in found
+                ),
+            )
+        self.write(references, [])
 
     def score_rows(self, keys: set[Key] | None = None) -> list[ScoreRow]:
         """Result rows as the oracle's :class:`ScoreRow` (``source`` = method), in write order.

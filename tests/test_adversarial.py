@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import machines, workflows
-from stress_helpers import small_suite
+from stress_helpers import small_suite, table
 
 from peakopt.cli.main import cli
 from peakopt.instances import load
@@ -84,6 +84,9 @@ def test_stress_search_saves_the_worst_instances(tmp_path: Path) -> None:
     assert files
     gaps = [json.loads(f.read_text())["meta"]["stress"]["gap"] for f in files]
     assert gaps == sorted(gaps, reverse=True)  # ranked worst first
+    stored = table(db, "SELECT gap, evaluation FROM search WHERE method = 'admission' ORDER BY gap DESC")
+    assert stored[0][0] == pytest.approx(gaps[0])  # the store keeps what the files hold
+    assert max(evaluation for _, evaluation in stored) > 0  # mutants among them
     case = load(files[0])
     workflow, machine = case.workflows[0], case.machines[0]
     score = with_reference(
