@@ -49,6 +49,9 @@ def _worker_init(queue: Queue[Any]) -> None:
 class Backend(ABC):
     """The operations a runner needs from an executor."""
 
+    #: Chunks in flight per slot: more than one hides the round trip to a remote worker.
+    depth = 1
+
     @property
     @abstractmethod
     def slots(self) -> int:
@@ -157,6 +160,8 @@ class LocalBackend(Backend):
 class DaskBackend(Backend):
     """A Dask distributed client: on a new LocalCluster, or connected to a scheduler."""
 
+    depth = 2
+
     def __init__(self, workers: int | None, address: str | None) -> None:
         import dask
         import distributed
@@ -168,8 +173,13 @@ class DaskBackend(Backend):
         if address is not None:
             self.client = dist.Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"))
         else:
-            # a chunk that kills its worker is not retried on another: it is lost at once
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            # a chunk that kills its worker is not retried on another: it is lost at once;
+            # the statistical profiler (a sample every 10 ms) costs the workers time for nothing here
+            settings = {
+                "distributed.scheduler.allowed-failures": 0,
+                "distributed.worker.profile.enabled": False,
+            }
+            with dask.config.set(settings):
                 self.cluster = dist.LocalCluster(
                     n_workers=workers,
                     threads_per_worker=1,

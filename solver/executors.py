@@ -256,7 +256,7 @@ def _launch(
         if not flying:
             batches.append(([alone.popleft()], True))
     else:
-        while queue and len(flying) + len(batches) < backend.slots:
+        while queue and len(flying) + len(batches) < backend.slots * backend.depth:
             batches.append((queue.popleft(), False))
     for batch, single in batches:
         limits = [deadline(item) for item in batch]
