@@ -19,7 +19,7 @@ from peakopt.cli.common import input_options, unconstrained, warn
 from peakopt.instances import InputError, load, resolve
 from peakopt.models import Machine, PeakoptError, SolveResult, Suite, Workflow
 from peakopt.solver import BACKENDS, solve
-from peakopt.solver.executors import Executor, report, run_items
+from peakopt.solver.executors import Executor, report, run_items, solve_deadline
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
@@ -65,8 +65,8 @@ def failed(job: Job, message: str) -> SolveResult:
 
 
 def deadline(job: Job) -> float:
-    """Hard limit of one solve (seconds): its time limit twice over, for model building and scoring."""
-    return 2 * float(job.settings["time_limit"]) + 10
+    """Hard limit of one solve (seconds)."""
+    return solve_deadline(float(job.settings["time_limit"]))
 
 
 def _machine_file(ref: str) -> list[Machine]:

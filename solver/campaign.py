@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.scoring import tier
-from peakopt.solver.executors import Executor, run_items
+from peakopt.solver.executors import Executor, run_items, solve_deadline
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.limits import describe, time_limit
 from peakopt.solver.solve import solve
@@ -70,8 +70,8 @@ class Item:
     stored: bool = False
 
     def deadline(self) -> float:
-        """Hard limit in seconds: the solve (with slack for model building) and every method's limit."""
-        solve_time = 0.0 if self.reference is not None else 2 * self.settings.time_limit + 10
+        """Hard limit in seconds: the solve's (when it is to be solved) and every method's limit."""
+        solve_time = 0.0 if self.reference is not None else solve_deadline(self.settings.time_limit)
         return solve_time + len(self.methods) * self.settings.method_limit
 
 

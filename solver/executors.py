@@ -36,7 +36,27 @@ R = TypeVar("R")
 #: Seconds added to every hard deadline: process start-up, pickling, a busy machine.
 GRACE = 30.0
 
-__all__ = ["GRACE", "Executor", "ExecutorError", "Outcome", "Where", "open_executor", "report", "run_items"]
+
+def solve_deadline(time_limit: float) -> float:
+    """Hard limit of one reference solve: its search (time limit) twice over, and a minute to build.
+
+    The time limit bounds the search only; building the model of a 10,000-step
+    workflow and checking the result take their own time.
+    """
+    return 2 * time_limit + 60.0
+
+
+__all__ = [
+    "GRACE",
+    "Executor",
+    "ExecutorError",
+    "Outcome",
+    "Where",
+    "open_executor",
+    "report",
+    "run_items",
+    "solve_deadline",
+]
 
 
 class ExecutorError(RuntimeError):

@@ -159,6 +159,10 @@ class Store:
                 self.db.executescript(_SCHEMA)
                 self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
             (version,) = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "unable to open" in str(exc):
+                raise InputError(self.path, "", f"cannot be opened ({exc})") from None
+            raise InputError(self.path, "", f"is not a peakopt results store ({exc})") from None
         except sqlite3.Error as exc:
             raise InputError(self.path, "", f"is not a peakopt results store ({exc})") from None
         if version != SCHEMA_VERSION:

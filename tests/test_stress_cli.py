@@ -176,3 +176,8 @@ def test_stress_on_a_running_cluster_by_its_scheduler_address(tmp_path: Path, su
         return {(r.workflow, r.machine, r.source): r for r in read_score_rows(db)}
 
     assert rows(remote) == rows(local) and len(rows(local)) == 18
+
+
+def test_a_store_in_a_missing_folder_is_one_error_line(tmp_path: Path) -> None:
+    code, _, err = run("stress", "bundled:refund", "-m", "serial", "--db", str(tmp_path / "no" / "r.sqlite"))
+    assert code == 1 and err.startswith("Error: ") and "cannot be opened" in err
