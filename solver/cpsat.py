@@ -40,6 +40,9 @@ class Options:
         Keep the cliques, orderings and makespan interval in set-times decision models too.
     orderings
         A literal "a before b" per pair of pieces that exceed a capacity together.
+    keep_optimiser
+        With several workers, keep the optimiser on all of them throughout and
+        add the prover as one more thread after the first phase.
     decision_fixed
         On coarse time grids, search the decision models with one set-times
         worker (earliest start first, learning from conflicts) instead of the
@@ -53,6 +56,7 @@ class Options:
     decision_redundant: bool = False
     decision_fixed: bool = True
     orderings: bool = True
+    keep_optimiser: bool = False
 
 
 @dataclass

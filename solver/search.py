@@ -54,6 +54,15 @@ class Outcome:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
     asking: tuple[int, cp_model.CpSolver] | None = field(default=None, repr=False)
+    finished: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def wait_done(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the other search to finish; whether it did."""
+        return self.finished.wait(seconds)
+
+    def finish(self) -> None:
+        """The optimiser has returned: a waiting prover need not start."""
+        self.finished.set()
 
     def done(self, gap_limit: float | None = None) -> bool:
         """Whether the bound meets the makespan, or the gap is within the gap limit."""
@@ -190,6 +199,29 @@ def destructive(
             progress(outcome.makespan, outcome.bound)
 
 
+def _overlapped(
+    problem: Problem,
+    outcome: Outcome,
+    found: Structure,
+    limits: Limits,
+    deadline: float,
+    share: float,
+    options: Options,
+    progress: Progress | None,
+) -> None:
+    """The optimiser on every worker all along; the prover joins after ``share`` seconds."""
+
+    def prover() -> None:
+        if not outcome.wait_done(share):
+            destructive(problem, outcome, found, limits, deadline, options, progress)
+
+    thread = threading.Thread(target=prover)
+    thread.start()
+    optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress)
+    outcome.finish()
+    thread.join()
+
+
 def search(
     problem: Problem,
     *,
@@ -217,10 +249,21 @@ def search(
         optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, 1, share), progress)
         destructive(problem, outcome, found, limits, deadline, options, progress)
         return outcome
+    if options.keep_optimiser:
+        _overlapped(problem, outcome, found, limits, deadline, share, options, progress)
+        return outcome
     # a good incumbent first (the heuristic one would send the prover after stale targets)
     optimise(problem, outcome, found, options, _solver(limits, share, limits.workers), progress)
     if outcome.done():
         return outcome
+    remaining = deadline - time.monotonic()
+    prover = threading.Thread(
+        target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
+    )
+    prover.start()
+    optimise(problem, outcome, found, options, _solver(limits, remaining, limits.workers - 1), progress)
+    prover.join()
+    return outcome
     remaining = deadline - time.monotonic()
     prover = threading.Thread(
         target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)

@@ -10,7 +10,7 @@ from typing import Literal
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import TOLERANCE, cva_floor, evaluate
 from peakopt.solver.bounds import lower_bound, real_lower_bound
-from peakopt.solver.conflicts import structure, topological_order
+from peakopt.solver.conflicts import greedy_cliques, structure, topological_order
 from peakopt.solver.cpsat import Options
 from peakopt.solver.feasibility import end, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
@@ -107,8 +107,8 @@ def solve(
     _check_arguments(time_limit, workers, gap_limit, backend)
     began = time.perf_counter()
     problem = scale(workflow, machine)
-    found = structure(problem)
-    lower = lower_bound(problem, found.cliques)
+    cliques = greedy_cliques(problem)
+    lower = lower_bound(problem, cliques)
     initial = _start(problem, workflow, machine, hint, seed)
     limits = Limits(time_limit, workers, seed, gap_limit)
     ticks = None
@@ -127,7 +127,7 @@ def solve(
             problem,
             initial=initial,
             lower=lower,
-            found=found,
+            found=structure(problem, cliques),
             limits=limits,
             options=options or Options(),
             progress=ticks,
