@@ -12,7 +12,8 @@ from peakopt.cli.score import read_scores
 from peakopt.cli.tables import show, to_csv, to_json
 from peakopt.instances import InputError
 from peakopt.oracle import ScoreRow, aggregate
-from peakopt.oracle.aggregate import ScoreSummary, Stats
+from peakopt.oracle.aggregate import ScoreSummary
+from peakopt.oracle.columns import summary_columns
 from peakopt.solver.campaign import ERROR
 from peakopt.solver.store import read_score_rows
 
@@ -37,40 +38,19 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("method",)) -> list
     return found
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{round(100 * value, 1) + 0.0:.1f}%"  # no "-0.0%"
-
-
-def _stat(stats: Stats | None, name: str) -> str:
-    return _pct(None if stats is None else getattr(stats, name))
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def report_table(found: Sequence[MethodSummary], title: str) -> Table:
-    """Rows, safe rate, gap statistics, avoidable cva, MRUs and errors per group."""
+    """Per group: failed runs, then the summary columns of :mod:`peakopt.oracle.columns`."""
     table = Table(title=title, title_justify="left")
     names = list(found[0].group) if found else ["method"]
-    columns = [*names, "rows", "errors", "invalid", "safe", "with gap", "gap mean", "gap median"]
-    columns += ["gap p95", "gap max", "gap vs LB max", "avoidable cva", "strict MRU", "safe MRU"]
-    for column in columns:
-        table.add_column(column, justify="left" if column in names else "right")
+    columns = summary_columns(gaps=True)
+    for name in names:
+        table.add_column(name)
+    table.add_column("errors", justify="right")
+    for header, _ in columns:
+        table.add_column(header, justify="right")
     for s in found:
-        table.add_row(
-            *(str(v) if v is not None else "-" for v in s.group.values()),
-            str(s.records),
-            str(s.errors),
-            str(s.invalid - s.errors),
-            _pct(s.safe_rate),
-            str(s.gap.count if s.gap else 0),
-            *(_stat(s.gap, name) for name in ("mean", "median", "p95", "max")),
-            _stat(s.gap_vs_lb, "max"),
-            _num(s.mean_avoidable_cva),
-            _num(s.strict_mru),
-            _num(s.safe_mru),
-        )
+        groups = (str(v) if v is not None else "-" for v in s.group.values())
+        table.add_row(*groups, str(s.errors), *(cell(s) for _, cell in columns))
     return table
 
 
