@@ -15,9 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, solve_options, start, where
-from peakopt.cli.common import input_options, unconstrained, warn
-from peakopt.instances import InputError, load, resolve
-from peakopt.models import Machine, PeakoptError, SolveResult, Suite, Workflow
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.targets import targets
+from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.solver import BACKENDS, solve
 from peakopt.solver.executors import Executor, report, run_items, solve_deadline
 
@@ -69,78 +69,12 @@ def deadline(job: Job) -> float:
     return solve_deadline(float(job.settings["time_limit"]))
 
 
-def _machine_file(ref: str) -> list[Machine]:
-    """Machines of a file: a machine document, or any input that holds machines."""
-    path = resolve(ref)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = None
-    if isinstance(data, dict) and "capacity" in data:
-        try:
-            return [Machine.model_validate(data)]
-        except ValueError as exc:
-            raise InputError(path, "machine", str(exc).splitlines()[-1].strip()) from None
-    machines = list(load(path).machines)
-    if not machines:
-        raise InputError(path, "machine", "holds no machine profile")
-    return machines
-
-
-def _pick_machines(refs: tuple[str, ...], inputs: list[Suite], own: Suite) -> list[Machine]:
-    """The machines to solve ``own``'s workflows on: --machine refs, else its own machines."""
-    if not refs:
-        return list(own.machines)
-    chosen: list[Machine] = []
-    for ref in refs:
-        if Path(ref).is_file() or ref.startswith("bundled:"):
-            chosen.extend(_machine_file(ref))
-            continue
-        mine = [m for m in own.machines if m.name == ref]
-        found = mine or list(
-            {
-                tuple(sorted(m.capacity.items())): m for s in inputs for m in s.machines if m.name == ref
-            }.values()
-        )
-        if not found:
-            known = ", ".join(sorted({m.name for s in inputs for m in s.machines})) or "none"
-            raise click.BadParameter(
-                f"no machine named {ref!r} in the inputs and no such file; known: {known}",
-                param_hint="--machine",
-            )
-        if len(found) > 1:
-            raise click.BadParameter(
-                f"machine {ref!r} has different capacities in different inputs", param_hint="--machine"
-            )
-        chosen.append(found[0])
-    return chosen
-
-
-def instance_pairs(
-    paths: tuple[str, ...], refs: tuple[str, ...], read: dict[str, Any]
-) -> list[tuple[Workflow, list[Machine]]]:
-    """Every workflow of the inputs with its machines: each file's own unless --machine says."""
-    inputs = [load(path, **read) for path in paths]
-    pairs: list[tuple[Workflow, list[Machine]]] = []
-    warned: set[str] = set()
-    for path, suite in zip(paths, inputs, strict=True):
-        machines = _pick_machines(refs, inputs, suite)
-        if not machines:
-            raise InputError(path, "", "has no machine profile; name one with --machine NAME|FILE")
-        for note in unconstrained(Suite(machines=tuple(machines), workflows=suite.workflows)):
-            if note not in warned:
-                warned.add(note)
-                warn(note)
-        pairs.extend((workflow, machines) for workflow in suite.workflows)
-    return pairs
-
-
 def plan(
     paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
 ) -> list[Job]:
     """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
     jobs: list[Job] = []
-    for workflow, machines in instance_pairs(paths, refs, read):
+    for workflow, machines in targets(paths, refs, read):
         jobs.extend(Job(len(jobs) + k, workflow, m, settings) for k, m in enumerate(machines))
     return jobs
 

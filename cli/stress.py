@@ -12,7 +12,7 @@ from rich.table import Table
 from peakopt.cli.cluster import executor_options, positive, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.report import emit, parse_by, summaries
-from peakopt.cli.solve import instance_pairs
+from peakopt.cli.targets import targets
 from peakopt.instances.records import read_references
 from peakopt.oracle.scoring import index_references
 from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, search
@@ -172,7 +172,7 @@ def stress(
     check_methods(methods)
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
-    pairs = [Pair(w, tuple(ms)) for w, ms in instance_pairs(paths, machines, read)]
+    pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
     refs = index_references(read_references(reference)) if reference else None
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)

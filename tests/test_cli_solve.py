@@ -68,7 +68,7 @@ def test_machine_by_file_and_by_name(tmp_path: Path) -> None:
 
 def test_unknown_machine_name_is_a_usage_error() -> None:
     code, _, err = run("solve", "bundled:refund", "--machine", "huge")
-    assert code == 2 and "no machine named 'huge'" in err
+    assert code == 2 and "'huge' is neither a machine of the inputs (they define: worker)" in err
 
 
 def test_workflow_without_machine_is_an_error(tmp_path: Path) -> None:
