@@ -7,6 +7,7 @@ import click
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.plot import plot
 from peakopt.cli.report import report
 from peakopt.cli.schedule import schedule
 from peakopt.cli.score import plan_score, score
@@ -39,6 +40,7 @@ for command in (
     plan_score,
     stress,
     report,
+    plot,
 ):
     cli.add_command(command)
 
