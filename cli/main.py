@@ -7,9 +7,12 @@ import click
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.plot import plot
+from peakopt.cli.report import report
 from peakopt.cli.schedule import schedule
 from peakopt.cli.score import plan_score, score
 from peakopt.cli.solve import solve_command
+from peakopt.cli.stress import stress
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,7 +28,20 @@ def cli() -> None:
 
 
 # in the order of a user's loop: inputs, suites, schedules, scores
-for command in (validate, convert, schema, generate, prompt, solve_command, schedule, score, plan_score):
+for command in (
+    validate,
+    convert,
+    schema,
+    generate,
+    prompt,
+    solve_command,
+    schedule,
+    score,
+    plan_score,
+    stress,
+    report,
+    plot,
+):
     cli.add_command(command)
 
 

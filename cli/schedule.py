@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.cli.common import input_options, unconstrained, warn
-from peakopt.instances import InputError, load
-from peakopt.instances.machine_files import load_machines
+from peakopt.cli.common import input_options
+from peakopt.cli.targets import Target, targets
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import schedule_record, write_jsonl
-from peakopt.models import Machine, Schedule, Suite
+from peakopt.models import Machine, Schedule
 from peakopt.oracle import Score, evaluate
 from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
 from peakopt.solver.heuristics.methods import __doc__ as GRAMMAR
@@ -43,74 +41,19 @@ def parse_methods(values: tuple[str, ...]) -> list[Method]:
     return methods
 
 
-def pick_machines(suite: Suite, values: tuple[str, ...], known: dict[str, Machine]) -> list[Machine | None]:
-    """The machines for ``suite``'s workflows: ``--machine`` values, or else the suite's own.
-
-    A value names a machine of this input (or, failing that, of any input in
-    ``known``) or is a file of machines.
-    """
-    if not values:
-        return list(suite.machines) or [None]
-    own = {m.name: m for m in suite.machines}
-    picked: dict[str, Machine] = {}
-    for value in values:
-        if value in own or value in known:
-            picked[value] = own.get(value) or known[value]
-        elif value.startswith("bundled:") or Path(value).is_file():
-            picked.update((m.name, m) for m in load_machines(value))
-        else:
-            names = ", ".join(sorted(known)) or "none"
-            raise click.BadParameter(
-                f"{value!r} is neither a machine of the inputs (they define: {names}) nor a file",
-                param_hint="'--machine'",
-            )
-    return list(picked.values())
-
-
-def read_each(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bool) -> list[Suite]:
-    """Each input as its own suite, so that every workflow keeps its own file's machines.
-
-    PSPLIB files all call their machine ``psplib``, with different capacities.
-
-    Raises
-    ------
-    InputError
-        When two inputs hold a workflow of the same id.
-    """
-    suites = [load(p, format=fmt, cpu=cpu, keep_dummies=keep_dummies) for p in paths]
-    seen: set[str] = set()
-    for path, suite in zip(paths, suites, strict=True):
-        for workflow in suite.workflows:
-            if workflow.id in seen:
-                raise InputError(path, f"workflow {workflow.id!r}", "duplicate workflow id across the inputs")
-            seen.add(workflow.id)
-    return suites
-
-
-def plan_inputs(
-    suites: list[Suite], machine_values: tuple[str, ...], methods: list[Method]
-) -> list[tuple[Suite, list[Machine | None]]]:
-    """Each input with the machines to run its workflows on; warns about unconstrained resources.
+def check_machines(found: list[Target], methods: list[Method]) -> None:
+    """A resource-aware method needs a machine for every workflow.
 
     Raises
     ------
     click.UsageError
         A resource-aware method and an input without a machine.
     """
-    known = {m.name: m for suite in suites for m in suite.machines}
-    plans = [(suite, pick_machines(suite, machine_values, known)) for suite in suites]
-    notes: dict[str, None] = {}
-    for suite, machines in plans:
-        chosen = tuple(m for m in machines if m is not None)
-        notes.update(dict.fromkeys(unconstrained(Suite(machines=chosen, workflows=suite.workflows))))
-    for note in notes:
-        warn(note)
     aware = [m.name for m in methods if m.resource_aware]
-    if aware and any(None in machines for _, machines in plans):
+    if aware and any(not machines for _, machines in found):
         raise click.UsageError(
             f"method {aware[0]!r} is resource-aware and an input defines no machine; pass --machine FILE|NAME"
         )
-    return plans
 
 
 #: Stands in for "no machine" when the oracle only checks dependencies and makespan.
@@ -224,14 +167,17 @@ def schedule(
     if output and as_json:
         raise click.UsageError("give either -o FILE or --json, not both")
     methods = parse_methods(method_values)
-    plans = plan_inputs(read_each(paths, fmt, cpu, keep_dummies), machine_values, methods)
+    found = targets(
+        paths, machine_values, {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}, need_machine=False
+    )
+    check_machines(found, methods)
     rows: list[tuple[Schedule, Score]] = []
-    for suite, machines in plans:
-        for workflow in suite.workflows:
-            for machine in machines:
-                for method in methods:
-                    result = method.schedule(workflow, machine, seed=seed)
-                    rows.append((result, evaluate(workflow, machine or LIMITLESS, result)))
+    for workflow, found_machines in found:
+        machines: list[Machine | None] = list(found_machines)
+        for machine in machines or [None]:  # resource-blind methods need no machine
+            for method in methods:
+                result = method.schedule(workflow, machine, seed=seed)
+                rows.append((result, evaluate(workflow, machine or LIMITLESS, result)))
     records = [schedule_record(s) for s, _ in rows]
     if output:
         write_jsonl(output, records)

@@ -143,7 +143,8 @@ def score(
     show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
 
 
-def _read_scores(path: str) -> list[ScoreRow]:
+def read_scores(path: str) -> list[ScoreRow]:
+    """Score rows of a JSON Lines file that `peakopt score -o` wrote; a bad line is an InputError."""
     rows = []
     for record in read_records(path):
         if record.data is None:
@@ -194,5 +195,5 @@ def plan_score(
     _emit(rows, as_json, as_csv, output)
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:
-        tables.append(correlation_table(correlate(rows, _read_scores(scores))))
+        tables.append(correlation_table(correlate(rows, read_scores(scores))))
     show(*tables, note=_count(rows, output))

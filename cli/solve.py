@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import signal
 import time
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
-from multiprocessing.queues import Queue
 from pathlib import Path
-from queue import Empty
 from typing import Any, TextIO
 
 import click
@@ -19,16 +14,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from peakopt.cli.common import input_options, unconstrained, warn
-from peakopt.cli.schedule import pick_machines
-from peakopt.instances import InputError, load
-from peakopt.models import Machine, PeakoptError, SolveResult, Suite, Workflow
+from peakopt.cli.cluster import executor_options, solve_options, start, where
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.targets import targets
+from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.solver import BACKENDS, solve
+from peakopt.solver.executors import Executor, report, run_items, solve_deadline
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
-
-_QUEUE: Queue[tuple[int, float | None, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -46,57 +40,42 @@ class Job:
         return self.workflow.id, self.machine.name
 
 
-def _worker_init(queue: Queue[tuple[int, float | None, float]]) -> None:
-    """Workers leave Ctrl-C to the main process, which stops them."""
-    global _QUEUE
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _QUEUE = queue
-
-
 def run_job(job: Job) -> SolveResult:
     """Solve one job in a worker; solver refusals become ``error`` records."""
-    queue = _QUEUE
 
-    def report(incumbent: float | None, bound: float) -> None:
-        if queue is not None:
-            queue.put((job.index, incumbent, bound))
+    def progress(incumbent: float | None, bound: float) -> None:
+        report((job.index, incumbent, bound))
 
     try:
-        return solve(job.workflow, job.machine, progress=report, **job.settings)
+        return solve(job.workflow, job.machine, progress=progress, **job.settings)
     except PeakoptError as exc:
-        return SolveResult(
-            workflow=job.workflow.id,
-            machine=job.machine.name,
-            status="error",
-            solver=job.settings["backend"],
-            params=job.settings,
-            message=str(exc),
-        )
+        return failed(job, str(exc))
 
 
-def executor(jobs: int, queue: Queue[tuple[int, float | None, float]]) -> Executor:
-    """Where the solves run: ``jobs`` local processes (the one place to swap in another executor)."""
-    return ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(queue,))
+def failed(job: Job, message: str) -> SolveResult:
+    """The ``error`` record of a job."""
+    return SolveResult(
+        workflow=job.workflow.id,
+        machine=job.machine.name,
+        status="error",
+        solver=job.settings["backend"],
+        params=job.settings,
+        message=message,
+    )
+
+
+def deadline(job: Job) -> float:
+    """Hard limit of one solve (seconds)."""
+    return solve_deadline(float(job.settings["time_limit"]))
 
 
 def plan(
     paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
 ) -> list[Job]:
     """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
-    inputs = [load(path, **read) for path in paths]
-    known = {m.name: m for suite in inputs for m in suite.machines}
     jobs: list[Job] = []
-    warned: set[str] = set()
-    for path, suite in zip(paths, inputs, strict=True):
-        machines = [m for m in pick_machines(suite, refs, known) if m is not None]
-        if not machines:
-            raise InputError(path, "", "has no machine profile; name one with --machine NAME|FILE")
-        for note in unconstrained(Suite(machines=tuple(machines), workflows=suite.workflows)):
-            if note not in warned:
-                warned.add(note)
-                warn(note)
-        for workflow in suite.workflows:
-            jobs.extend(Job(len(jobs) + k, workflow, m, settings) for k, m in enumerate(machines))
+    for workflow, machines in targets(paths, refs, read):
+        jobs.extend(Job(len(jobs) + k, workflow, m, settings) for k, m in enumerate(machines))
     return jobs
 
 
@@ -165,58 +144,39 @@ def _describe(job: Job, incumbent: float | None, bound: float) -> str:
     return f"{job.workflow.id} × {job.machine.name}: makespan {best}, bound {bound:g}"
 
 
-def run(jobs: list[Job], workers: int, sink: Sink, console: Console) -> Iterator[SolveResult]:
-    """Solve the jobs in parallel; yield each record as it finishes (after writing it)."""
-    queue: Queue[tuple[int, float | None, float]] = get_context().Queue()
-    pool = executor(workers, queue)
+def run(jobs: list[Job], executor: Executor, sink: Sink, console: Console) -> Iterator[SolveResult]:
+    """Solve the jobs on the executor; yield each record as it finishes (after writing it)."""
     seen: dict[int, float] = {}
-    try:
-        with _progress_bar(console) as bar:
-            task = bar.add_task("", total=len(jobs))
-            pending: dict[Future[SolveResult], Job] = {pool.submit(run_job, j): j for j in jobs}
-            while pending:
-                done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for future in done:
-                    result = future.result()
-                    sink.write(result)
-                    bar.advance(task)
-                    yield result
-                    del pending[future]
-                _show_long(queue, {j.index: j for j in pending.values()}, seen, bar, task)
-    except BaseException:
-        _stop(pool)
-        raise
-    pool.shutdown()
+    running = {job.index: job for job in jobs}
+    with _progress_bar(console) as bar:
+        task = bar.add_task("", total=len(jobs))
+
+        def tick() -> None:
+            _show_long(executor.messages(), running, seen, bar, task)
+
+        for outcome in run_items(executor, run_job, jobs, deadline=deadline, tick=tick):
+            job = outcome.item
+            result = outcome.value if outcome.value is not None else failed(job, outcome.error or "")
+            sink.write(result)
+            bar.advance(task)
+            del running[job.index]
+            yield result
 
 
 def _show_long(
-    queue: Queue[tuple[int, float | None, float]],
+    messages: list[tuple[int, float | None, float]],
     running: dict[int, Job],
     seen: dict[int, float],
     bar: Progress,
     task: Any,
 ) -> None:
     """Show the latest incumbent and bound of a solve that has reported for a while."""
-    latest = None
-    while True:
-        try:
-            latest = queue.get_nowait()
-        except Empty:
-            break
+    latest = messages[-1] if messages else None
     if latest is None or latest[0] not in running:
         return
     first = seen.setdefault(latest[0], time.monotonic())
     if time.monotonic() - first > LONG_SOLVE:
         bar.update(task, description=_describe(running[latest[0]], latest[1], latest[2]))
-
-
-def _stop(pool: Executor) -> None:
-    """Stop now: drop queued jobs and end the running ones (their records are not written)."""
-    assert isinstance(pool, ProcessPoolExecutor)
-    processes = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
 
 
 def summary_table(results: list[SolveResult], seconds: float) -> Table:
@@ -240,27 +200,11 @@ def gap(result: SolveResult) -> float | None:
     return (result.makespan - result.lower_bound) / result.makespan if result.makespan > 0 else 0.0
 
 
-def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """A usage error (exit 2) unless the number is positive."""
-    if value is not None and not value > 0:
-        raise click.BadParameter(f"must be positive, got {value}")
-    return value
-
-
 @click.command("solve")
 @click.argument("paths", nargs=-1, required=True)
 @input_options
-@click.option(
-    "--machine",
-    "machines",
-    multiple=True,
-    metavar="NAME|FILE",
-    help="Machine profile by name (from the inputs) or a JSON file; repeatable. "
-    "Default: each input's own machines.",
-)
-@click.option("--time-limit", default=60.0, show_default=True, callback=_positive, help="Seconds per solve.")
-@click.option("--workers", default=2, show_default=True, callback=_positive, help="Threads per solve.")
-@click.option("--jobs", default=1, show_default=True, callback=_positive, help="Solves run in parallel.")
+@solve_options(time_limit=60.0, workers=2, per="per solve (workflow × machine)")
+@executor_options(jobs_default="1")
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Random seed (reproducible with --workers 1)."
 )
@@ -291,7 +235,9 @@ def solve_command(
     machines: tuple[str, ...],
     time_limit: float,
     workers: int,
-    jobs: int,
+    jobs: int | None,
+    dask_local: int | None,
+    scheduler: str | None,
     seed: int,
     backend: str,
     gap_limit: float,
@@ -306,12 +252,16 @@ def solve_command(
     written as they finish, so an interrupted run keeps them; --resume skips
     them on the next run.
 
+    Solves run in local processes (--jobs) or on a Dask cluster
+    (--dask-local N starts one here, --scheduler joins a running one).
+
     Example: peakopt solve ../shared/psplib/j30/*.sm --jobs 2 --workers 1 -o j30.refs.jsonl
     """
     if output is not None and as_json:
         raise click.UsageError("give -o/--output or --json, not both")
     if resume and output is None:
         raise click.UsageError("--resume needs -o/--output")
+    place = where(jobs or (None if dask_local or scheduler else 1), dask_local, scheduler)
     settings = {
         "time_limit": time_limit,
         "workers": workers,
@@ -330,12 +280,13 @@ def solve_command(
     results: list[SolveResult] = []
     began = time.monotonic()
     try:
-        results.extend(run(todo, jobs, sink, console))
+        with start(place) as executor:
+            results.extend(run(todo, executor, sink, console))
     except KeyboardInterrupt:
         sink.close()
-        where = f" in {output}" if output else ""
+        kept = f" in {output}" if output else ""
         hint = "; run the same command with --resume to finish" if output else ""
-        click.echo(f"Interrupted: {sink.written} finished records kept{where}{hint}", err=True)
+        click.echo(f"Interrupted: {sink.written} finished records kept{kept}{hint}", err=True)
         raise SystemExit(130) from None
     sink.close()
     console.print(summary_table(results, time.monotonic() - began))

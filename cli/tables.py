@@ -12,64 +12,20 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary, Stats
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def _group(group: dict[str, str | None]) -> str:
-    return " / ".join(str(v) if v is not None else "-" for v in group.values()) or "all"
-
-
-def _reasons(reasons: dict[str, int]) -> str:
-    return ", ".join(f"{kind} {count}" for kind, count in reasons.items())
-
-
-def _stat(stats: Stats | None, field: str) -> str:
-    return _percent(None if stats is None else getattr(stats, field))
+from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
+from peakopt.oracle.columns import group_label, number, percent, reasons, summary_columns
 
 
 def score_table(summaries: Sequence[ScoreSummary], gaps: bool) -> Table:
     """Per-group scheduling aggregates; gap columns when references were given."""
     table = Table(title="peakopt score", title_justify="left")
-    columns = [
-        "group",
-        "records",
-        "invalid",
-        "safe",
-        "makespan",
-        "cva",
-        "avoidable",
-        "strict MRU",
-        "safe MRU",
-    ]
-    columns += ["gap mean", "gap median", "gap p95", "gap max", "gap vs LB mean"] if gaps else []
-    columns += ["invalid reasons"]
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("group", "invalid reasons") else "right")
+    columns = summary_columns(gaps)
+    table.add_column("group")
+    for header, _ in columns:
+        table.add_column(header, justify="right")
+    table.add_column("invalid reasons")
     for s in summaries:
-        cells = [
-            _group(s.group),
-            str(s.records),
-            str(s.invalid),
-            _percent(s.safe_rate),
-            _number(s.mean_makespan, 2),
-            _number(s.mean_cva),
-            _number(s.mean_avoidable_cva),
-            _number(s.strict_mru),
-            _number(s.safe_mru),
-        ]
-        if gaps:
-            cells += [_stat(s.gap, f) for f in ("mean", "median", "p95", "max")] + [
-                _stat(s.gap_vs_lb, "mean")
-            ]
-        table.add_row(*cells, _reasons(s.invalid_reasons))
+        table.add_row(group_label(s.group), *(cell(s) for _, cell in columns), reasons(s.invalid_reasons))
     return table
 
 
@@ -82,18 +38,18 @@ def plan_table(summaries: Sequence[PlanSummary]) -> Table:
         table.add_column(column, justify="left" if column in ("group", "invalid reasons") else "right")
     for s in summaries:
         table.add_row(
-            _group(s.group),
+            group_label(s.group),
             str(s.records),
             str(s.invalid),
-            _number(s.edge_f1),
-            _number(s.closure_f1),
-            _number(s.reduction_f1),
-            _number(s.concurrency_f1),
-            _number(s.ged_normalised),
-            _percent(s.exact_match_rate),
+            number(s.edge_f1),
+            number(s.closure_f1),
+            number(s.reduction_f1),
+            number(s.concurrency_f1),
+            number(s.ged_normalised),
+            percent(s.exact_match_rate),
             str(s.cyclic),
             str(s.hallucinating),
-            _reasons(s.invalid_reasons),
+            reasons(s.invalid_reasons),
         )
     return table
 
@@ -106,7 +62,7 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
     for column in ("group", "pairs", "Pearson", "Spearman"):
         table.add_column(column, justify="left" if column == "group" else "right")
     for c in correlations:
-        table.add_row(_group(c.group), str(c.pairs), _number(c.pearson), _number(c.spearman))
+        table.add_row(group_label(c.group), str(c.pairs), number(c.pearson), number(c.spearman))
     return table
 
 

@@ -13,7 +13,8 @@ from html import escape
 from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.aggregate import ScoreSummary, Stats, aggregate
+from peakopt.oracle.aggregate import ScoreSummary, aggregate
+from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.charts import data_uri, gap_distribution, group_bars, makespan_vs_cva
 from peakopt.plots.schedule_plot import Drawn, figure
@@ -40,55 +41,14 @@ class WorstCase:
     drawn: Sequence[Drawn]
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
-
-
-def _gap_cells(stats: Stats | None) -> list[str]:
-    if stats is None:
-        return ["–"] * 4
-    return [_percent(stats.mean), _percent(stats.median), _percent(stats.p95), _percent(stats.max)]
-
-
 def summary_table(summaries: Sequence[ScoreSummary], keys: Sequence[str], table_id: str) -> str:
-    """An HTML table of aggregates, one row per group."""
-    head = [*(f'<th class="key">{escape(k)}</th>' for k in keys)]
-    head += [
-        f"<th>{h}</th>"
-        for h in (
-            "rows",
-            "invalid",
-            "safe rate",
-            "mean makespan (s)",
-            "mean cva",
-            "mean avoidable cva",
-            "strict MRU",
-            "safe MRU",
-            "mean gap",
-            "median gap",
-            "p95 gap",
-            "max gap",
-        )
-    ]
+    """An HTML table of aggregates, one row per group (the terminal tables' columns)."""
+    columns = summary_columns(gaps=True)
+    head = [f'<th class="key">{escape(k)}</th>' for k in keys] + [f"<th>{escape(h)}</th>" for h, _ in columns]
     body = []
     for s in summaries:
         cells = [f'<td class="key">{escape(str(s.group.get(k)))}</td>' for k in keys]
-        values = [
-            str(s.records),
-            str(s.invalid),
-            _percent(s.safe_rate),
-            _number(s.mean_makespan, 2),
-            _number(s.mean_cva),
-            _number(s.mean_avoidable_cva),
-            _number(s.strict_mru),
-            _number(s.safe_mru),
-            *_gap_cells(s.gap),
-        ]
-        cells += [f"<td>{v}</td>" for v in values]
+        cells += [f"<td>{escape(cell(s))}</td>" for _, cell in columns]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<table id="{table_id}"><thead><tr>{"".join(head)}</tr></thead>'

@@ -99,3 +99,66 @@ def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
 def test_rejects_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\.png or \.svg"):
         save(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from peakopt.cli.main import cli
+
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stderr
+
+
+def test_plot_command_asap_next_to_optimal(tmp_path: Path) -> None:
+    out = tmp_path / "refund.svg"
+    code, err = run_cli("plot", "bundled:refund", "--method", "asap", "--optimal", "-o", str(out))
+    assert code == 0, err
+    assert "wrote" in err and "asap, optimal" in err
+    text = out.read_text()
+    assert 'id="overflow-avoidable-memory_mb' in text
+    assert "optimal (safe)" in text and "gap +0.0%" in text  # the optimum's own gap
+
+
+def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None:
+    import json
+
+    schedules = tmp_path / "llm.jsonl"
+    answer = (
+        "```json\n"
+        + json.dumps(
+            {"schedule": [{"step": s, "start": 0} for s in FOUR] + [{"step": "decide", "start": 4.8}]}
+        )
+        + "\n```"
+    )
+    schedules.write_text(
+        json.dumps({"workflow": "refund", "machine": "worker", "source": "my-llm", "response": answer}) + "\n"
+    )
+    out = tmp_path / "x.png"
+    code, err = run_cli(
+        "plot", "bundled:refund", "--schedule", str(schedules), "--method", "serial", "-o", str(out)
+    )
+    assert code == 0, err
+    assert "my-llm, serial" in err
+    assert red_pixels(out) > 200  # the LLM launched everything at once
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["bundled:default", "--method", "asap"], "pick one with --workflow ID"),
+        (["bundled:default", "--workflow", "easy-000", "--method", "asap"], "pick one with --machine NAME"),
+        (["bundled:default", "--workflow", "nope", "--method", "asap"], "no workflow 'nope'"),
+        (["bundled:refund"], "nothing to draw"),
+        (["bundled:refund", "--method", "nonsense"], "--method"),
+    ],
+)
+def test_plot_command_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    code, err = run_cli("plot", *args, "-o", str(tmp_path / "x.png"))
+    assert code == 2 and message in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_plot_command_rejects_other_extensions(tmp_path: Path) -> None:
+    code, err = run_cli("plot", "bundled:refund", "--method", "asap", "-o", str(tmp_path / "x.pdf"))
+    assert code == 2 and ".png or .svg" in err

@@ -1,0 +1,208 @@
+"""``peakopt plot``: Gantt charts and load against capacity, schedules side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from peakopt.cli.cluster import solve_options
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.targets import targets
+from peakopt.instances.records import read_records, read_references
+from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
+from peakopt.oracle import evaluate
+from peakopt.oracle.gap import gaps
+from peakopt.oracle.scoring import index_references, score_record
+from peakopt.plots.schedule_plot import Drawn, figure, save
+from peakopt.solver import solve
+from peakopt.solver.heuristics import MethodError, run
+
+#: Where the schedules to draw are kept, in the order their options first appear.
+ORDER = "peakopt.plot.order"
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    # click handles options in the order they first appear on the command line
+    if value:
+        ctx.meta.setdefault(ORDER, []).append(param.name)
+    return value
+
+
+def choose(found: list[tuple[Workflow, list[Machine]]], workflow_id: str | None) -> tuple[Workflow, Machine]:
+    """The one workflow × machine to draw.
+
+    Raises
+    ------
+    click.UsageError
+        When the inputs hold several and the options do not pick one.
+    """
+    if workflow_id is not None:
+        found = [pair for pair in found if pair[0].id == workflow_id]
+        if not found:
+            raise click.BadParameter(f"no workflow {workflow_id!r} in the inputs", param_hint="'--workflow'")
+    if len(found) > 1:
+        ids = ", ".join(w.id for w, _ in found[:8]) + (", ..." if len(found) > 8 else "")
+        raise click.UsageError(f"the inputs hold {len(found)} workflows ({ids}); pick one with --workflow ID")
+    workflow, machines = found[0]
+    if len(machines) > 1:
+        names = ", ".join(m.name for m in machines)
+        raise click.UsageError(
+            f"{workflow.id!r} has several machines ({names}); pick one with --machine NAME"
+        )
+    return workflow, machines[0]
+
+
+def from_files(paths: tuple[str, ...], workflow: Workflow, machine: Machine) -> list[Schedule]:
+    """The schedules of ``workflow`` on ``machine`` in records files (schedules, answers, references).
+
+    Raw LLM answers are parsed and replayed literally, as ``peakopt score`` does.
+    """
+    suite = Suite(machines=(machine,), workflows=(workflow,))
+    found = []
+    for path in paths:
+        for record in read_records(path):
+            data = record.data or {}
+            if data.get("workflow") != workflow.id or data.get("machine") not in (None, machine.name):
+                continue
+            row = score_record(data, suite, line=record.line, error=record.error)
+            label = row.source or data.get("solver") or Path(path).stem
+            if row.starts is None:
+                warn(f"{path}: line {record.line}: nothing to draw ({'; '.join(row.reasons)})")
+                continue
+            found.append(
+                Schedule(workflow=workflow.id, machine=machine.name, starts=row.starts, source=label)
+            )
+        if not found:
+            warn(f"{path}: no schedule of {workflow.id!r} on {machine.name!r}")
+    return found
+
+
+def optimum(
+    workflow: Workflow, machine: Machine, reference: SolveResult | None, settings: dict[str, Any]
+) -> SolveResult:
+    """The reference result: from the references file if it has a schedule, else solved now."""
+    if reference is not None and reference.starts is not None:
+        return reference
+    return solve(workflow, machine, **settings)
+
+
+def _collect(
+    ctx: click.Context,
+    workflow: Workflow,
+    machine: Machine,
+    options: dict[str, Any],
+    reference: SolveResult | None,
+) -> tuple[list[Schedule], SolveResult | None]:
+    """The schedules to draw, in the order their options came; the reference, solved if asked."""
+    schedules: list[Schedule] = []
+    for kind in ctx.meta.get(ORDER, []):
+        if kind == "methods":
+            for name in (n.strip() for value in options["methods"] for n in value.split(",") if n.strip()):
+                try:
+                    schedules.append(run(workflow, machine, name, seed=options["seed"]))
+                except MethodError as exc:
+                    raise click.BadParameter(str(exc), param_hint="'--method'") from None
+        elif kind == "schedules":
+            schedules.extend(from_files(options["schedules"], workflow, machine))
+        elif kind == "optimal":
+            settings = {
+                "time_limit": options["time_limit"],
+                "workers": options["workers"],
+                "seed": options["seed"],
+            }
+            reference = optimum(workflow, machine, reference, settings)
+            label = "optimal" if reference.status == "optimal" else f"best found ({reference.status})"
+            schedule = reference.schedule
+            if schedule is None:
+                raise PeakoptError(f"no schedule found for {workflow.id!r} on {machine.name!r} in time")
+            schedules.append(schedule.model_copy(update={"source": label}))
+    if not schedules:
+        raise click.UsageError("nothing to draw: give --method NAME, --schedule FILE or --optimal")
+    return schedules, reference
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--workflow", "workflow_id", help="The workflow to draw, when the inputs hold several.")
+@solve_options(time_limit=10.0, workers=2, per="for --optimal")
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    callback=_remember,
+    metavar="NAME[,NAME...]",
+    help="Draw a heuristic's schedule (see peakopt schedule --list); repeatable.",
+)
+@click.option(
+    "--schedule",
+    "schedules",
+    multiple=True,
+    callback=_remember,
+    metavar="FILE",
+    help="Draw the schedules in a records file (schedules, raw LLM answers, references).",
+)
+@click.option(
+    "--optimal",
+    is_flag=True,
+    callback=_remember,
+    help="Draw the optimum (from --reference, else solved now).",
+)
+@click.option(
+    "--reference",
+    "reference_path",
+    metavar="REFS.jsonl",
+    help="Reference results (peakopt solve -o): gap to optimum in the titles.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of randomised methods and the solver."
+)
+@click.option("--dependencies", is_flag=True, help="Draw every dependency arrow (broken ones always are).")
+@click.option(
+    "--colour",
+    type=click.Choice(["tool", "class"]),
+    default="tool",
+    show_default=True,
+    help="Colour bars by the tool's server or by resource class.",
+)
+@click.option("-o", "--output", required=True, help="Picture to write: .png or .svg.")
+@input_options
+@click.pass_context
+def plot(
+    ctx: click.Context,
+    /,
+    paths: tuple[str, ...],
+    workflow_id: str | None,
+    machines: tuple[str, ...],
+    reference_path: str | None,
+    dependencies: bool,
+    colour: str,
+    output: str,
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+    **options: Any,
+) -> None:
+    """Draw schedules of one workflow side by side: Gantt chart above the load on each resource.
+
+    The overload above a capacity is shaded: orange (hatched) where a step
+    alone exceeds it and no schedule could avoid it, red where it is avoidable.
+
+    Example: peakopt plot bundled:refund --method asap --optimal -o refund.png
+    """
+    if Path(output).suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter("write a .png or .svg file", param_hint="'-o'")
+    read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
+    workflow, machine = choose(targets(paths, machines, read), workflow_id)
+    references = index_references(read_references(reference_path)) if reference_path else {}
+    schedules, reference = _collect(
+        ctx, workflow, machine, options, references.get((workflow.id, machine.name))
+    )
+    drawn = []
+    for schedule in schedules:
+        score = evaluate(workflow, machine, schedule)
+        gap = gaps(score.makespan, reference)[0] if reference is not None and score.valid else None
+        drawn.append(Drawn(schedule.source or "schedule", schedule, score, gap))
+    save(figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour), output)
+    click.echo(f"wrote {output}: {', '.join(d.label for d in drawn)}", err=True)

@@ -1,0 +1,215 @@
+"""``peakopt report``: per-method statistics of a stress store or a scores file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from peakopt.cli.common import read_inputs
+from peakopt.cli.score import read_scores
+from peakopt.cli.tables import show, to_csv, to_json
+from peakopt.instances import InputError, write_atomic
+from peakopt.instances.records import read_references
+from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.oracle import ScoreRow, aggregate, evaluate
+from peakopt.oracle.aggregate import ScoreSummary, group_rows
+from peakopt.oracle.columns import summary_columns
+from peakopt.oracle.scoring import index_references
+from peakopt.plots.html import WorstCase, render_report
+from peakopt.plots.schedule_plot import Drawn
+from peakopt.solver.campaign import ERROR
+from peakopt.solver.export import worst_cases
+from peakopt.solver.store import Store, read_score_rows
+
+#: The first bytes of every SQLite database file.
+SQLITE = b"SQLite format 3\x00"
+
+#: --by fields: ``method`` is the rows' ``source``.
+BY_FIELDS = {"method": "source", "tier": "tier", "machine": "machine", "workflow": "workflow"}
+
+
+class MethodSummary(ScoreSummary):
+    """:class:`~peakopt.oracle.aggregate.ScoreSummary` and the count of failed runs (reason ``error``)."""
+
+    errors: int
+
+
+def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("method",)) -> list[MethodSummary]:
+    """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`."""
+    fields = [BY_FIELDS[key] for key in by]
+    found = []
+    for summary in aggregate(rows, fields):
+        group = {name: summary.group[field] for name, field in zip(by, fields, strict=True)}
+        data = summary.model_dump() | {"group": group}
+        found.append(MethodSummary(**data, errors=summary.invalid_reasons.get(ERROR, 0)))
+    return found
+
+
+def report_table(found: Sequence[MethodSummary], title: str) -> Table:
+    """Per group: failed runs, then the summary columns of :mod:`peakopt.oracle.columns`."""
+    table = Table(title=title, title_justify="left")
+    names = list(found[0].group) if found else ["method"]
+    columns = summary_columns(gaps=True)
+    for name in names:
+        table.add_column(name)
+    table.add_column("errors", justify="right")
+    for header, _ in columns:
+        table.add_column(header, justify="right")
+    for s in found:
+        groups = (str(v) if v is not None else "-" for v in s.group.values())
+        table.add_row(*groups, str(s.errors), *(cell(s) for _, cell in columns))
+    return table
+
+
+def parse_by(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    """Comma-separated fields of :data:`BY_FIELDS`; ``method`` always comes first."""
+    keys = [k.strip() for k in value.split(",") if k.strip()]
+    wrong = [k for k in keys if k not in BY_FIELDS]
+    if wrong:
+        raise click.BadParameter(f"unknown field {', '.join(wrong)}; choose from {', '.join(BY_FIELDS)}")
+    return tuple(dict.fromkeys(["method", *keys]))
+
+
+def read_rows(path: str) -> list[ScoreRow]:
+    """Score rows of a results store (SQLite) or of a scores file (``peakopt score -o``)."""
+    source = Path(path)
+    if not source.is_file():
+        raise InputError(path, "", "does not exist")
+    with source.open("rb") as handle:
+        head = handle.read(16)
+    return read_score_rows(source) if head == SQLITE else read_scores(path)
+
+
+def emit(found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str) -> None:
+    """The table on stderr; the summaries as JSON or CSV on stdout when asked."""
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv are exclusive")
+    if as_json:
+        click.echo(to_json(found))
+    elif as_csv:
+        click.echo(to_csv(found), nl=False)
+    show(report_table(found, title))
+
+
+@click.command("report")
+@click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl")
+@click.option(
+    "--by",
+    default="method",
+    show_default=True,
+    callback=parse_by,
+    help=f"Also group by these comma-separated fields ({','.join(BY_FIELDS)}).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON list.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the summaries as CSV.")
+@click.option("-o", "--output", metavar="REPORT.html", help="Also write a self-contained HTML report.")
+@click.option(
+    "--worst", type=int, default=3, show_default=True, help="Gantt charts of each method's K worst cases."
+)
+@click.option(
+    "--suite",
+    "suites",
+    multiple=True,
+    metavar="PATH",
+    help="SCORES.jsonl only: the inputs scored, to draw the worst cases.",
+)
+@click.option(
+    "--reference",
+    "reference_path",
+    metavar="REFS.jsonl",
+    help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
+)
+def report(
+    path: str,
+    by: tuple[str, ...],
+    as_json: bool,
+    as_csv: bool,
+    output: str | None,
+    worst: int,
+    suites: tuple[str, ...],
+    reference_path: str | None,
+) -> None:
+    """Per-method statistics of a stress run (its SQLite store) or of scores (peakopt score -o).
+
+    Per method (and per --by group): rows, failed runs, invalid schedules,
+    safe rate, mean / median / p95 / max gap to the proven optimum (over safe
+    rows), the largest gap to the lower bound, mean avoidable cva, mean
+    strict and safe MRU.
+
+    With -o, also writes one HTML file (styles and pictures embedded): the
+    tables, the gap distribution per method, makespan against cva, bars per
+    tier and machine, and Gantt charts of the worst cases.
+
+    Example: peakopt report results.sqlite --by method,tier -o report.html
+    """
+    rows = read_rows(path)
+    emit(summaries(rows, by), as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}")
+    if output:
+        cases = worst_drawings(path, rows, worst, suites, reference_path)
+        write_atomic(output, render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
+        click.echo(f"wrote {output}", err=True)
+
+
+def drawing(
+    workflow: Workflow, machine: Machine, label: str, starts: dict[str, float], gap: float | None
+) -> Drawn:
+    """One schedule of a worst case, judged by the oracle."""
+    schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts, source=label)
+    return Drawn(label, schedule, evaluate(workflow, machine, schedule), gap)
+
+
+def _case(
+    method: str, row: ScoreRow, workflow: Workflow, machine: Machine, ref: SolveResult | None
+) -> WorstCase:
+    drawn = [drawing(workflow, machine, method, row.starts or {}, row.gap)]
+    if ref is not None and ref.starts is not None:
+        label = "optimal" if ref.status == "optimal" else f"best found ({ref.status})"
+        drawn.append(drawing(workflow, machine, label, ref.starts, 0.0 if ref.status == "optimal" else None))
+    title = f"{method} on {workflow.id} / {machine.name}: gap {100 * _gap(row):.1f}%"
+    return WorstCase(title, workflow, machine, drawn)
+
+
+def worst_drawings(
+    path: str, rows: Sequence[ScoreRow], count: int, suites: tuple[str, ...], reference_path: str | None
+) -> list[WorstCase]:
+    """Each method's ``count`` worst cases, next to the optimum, from a store or a scores file.
+
+    A scores file names its workflows only: without ``suites`` there is nothing to draw.
+    """
+    if count <= 0:
+        return []
+    if Path(path).read_bytes()[:16] == SQLITE:
+        store = Store(path)
+        try:
+            return [
+                _case(c.method, c.row, c.workflow, c.machine, c.reference)
+                for c in worst_cases(store, store.methods(), count)
+            ]
+        finally:
+            store.close()
+    if not suites:
+        return []
+    suite = read_inputs(suites, None, "peak", False)
+    references = index_references(read_references(reference_path)) if reference_path else {}
+    cases = []
+    for (source,), members in group_rows(rows, ("source",)).items():
+        ranked = sorted(
+            (r for r in members if r.safe and r.starts and _gap(r) is not None), key=_gap, reverse=True
+        )
+        for row in ranked[:count]:
+            workflow, machine = suite.workflow(str(row.workflow)), suite.machine(str(row.machine))
+            cases.append(
+                _case(
+                    source or "schedule", row, workflow, machine, references.get((workflow.id, machine.name))
+                )
+            )
+    return cases
+
+
+def _gap(row: ScoreRow) -> float:
+    """The gap to the optimum, else to the lower bound (NaN when neither is known)."""
+    gap = row.gap if row.gap is not None else row.gap_vs_lb
+    return float("nan") if gap is None else gap

@@ -1,0 +1,62 @@
+"""Aggregates as named, formatted columns.
+
+One definition serves the terminal tables (``peakopt score``, ``peakopt
+report``) and the HTML report, so they always show the same figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from peakopt.oracle.aggregate import ScoreSummary, Stats
+
+#: A column: its header and how to format one summary's cell.
+Column = tuple[str, Callable[[ScoreSummary], str]]
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    """``1.235`` (``-`` for None)."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def percent(value: float | None) -> str:
+    """``12.5%`` for 0.125 (``-`` for None; never ``-0.0%``)."""
+    return "-" if value is None else f"{round(100 * value, 1) + 0.0:.1f}%"
+
+
+def stat(stats: Stats | None, field: str) -> str:
+    """One statistic of a gap distribution, as a percentage."""
+    return percent(None if stats is None else getattr(stats, field))
+
+
+def group_label(group: dict[str, str | None]) -> str:
+    """``easy / small`` for a group's values (``all`` for no grouping)."""
+    return " / ".join(str(v) if v is not None else "-" for v in group.values()) or "all"
+
+
+def summary_columns(gaps: bool = True) -> list[Column]:
+    """The columns of a scheduling summary; the gap columns only when ``gaps``."""
+    columns: list[Column] = [
+        ("rows", lambda s: str(s.records)),
+        ("invalid", lambda s: str(s.invalid)),
+        ("safe", lambda s: percent(s.safe_rate)),
+        ("makespan", lambda s: number(s.mean_makespan, 2)),
+        ("cva", lambda s: number(s.mean_cva)),
+        ("avoidable cva", lambda s: number(s.mean_avoidable_cva)),
+        ("strict MRU", lambda s: number(s.strict_mru)),
+        ("safe MRU", lambda s: number(s.safe_mru)),
+    ]
+    if gaps:
+        columns.append(("with gap", lambda s: str(s.gap.count if s.gap else 0)))
+        columns += [_gap(field) for field in ("mean", "median", "p95", "max")]
+        columns.append(("gap vs LB max", lambda s: stat(s.gap_vs_lb, "max")))
+    return columns
+
+
+def _gap(field: str) -> Column:
+    return f"gap {field}", lambda s: stat(s.gap, field)
+
+
+def reasons(counts: dict[str, int]) -> str:
+    """``missing 3, dependency 1``."""
+    return ", ".join(f"{kind} {count}" for kind, count in counts.items())

@@ -1,0 +1,283 @@
+"""Where chunks run: a local process pool (concurrent.futures) or a Dask cluster (distributed).
+
+Both offer the same few operations to :func:`peakopt.solver.executors.run_items`:
+submit a chunk, wait for some to finish, take a result (or learn that the
+chunk was lost with its worker), stop the workers of overdue chunks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from multiprocessing.queues import Queue
+from queue import Empty
+from typing import Any
+
+#: Exit code of a worker that ended itself at an item's hard limit.
+HUNG = 86
+
+#: Set in each local worker process: where :func:`report` sends messages.
+_QUEUE: Queue[Any] | None = None
+
+
+class Lost(Exception):
+    """A chunk's worker died or was stopped before the chunk finished."""
+
+
+def report(message: Any) -> None:
+    """Send ``message`` from a worker to the parent (local processes; dropped on Dask)."""
+    if _QUEUE is not None:
+        _QUEUE.put(message)
+
+
+def _worker_init(queue: Queue[Any]) -> None:
+    """Local workers leave Ctrl-C to the parent, which stops them."""
+    global _QUEUE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _QUEUE = queue
+
+
+class Backend(ABC):
+    """The operations a runner needs from an executor."""
+
+    #: Chunks in flight per slot: more than one hides the round trip to a remote worker.
+    depth = 1
+
+    @property
+    @abstractmethod
+    def slots(self) -> int:
+        """How many chunks run at once."""
+
+    @abstractmethod
+    def submit(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Start ``func(*args)`` on a worker; return a handle."""
+
+    @abstractmethod
+    def wait(self, handles: list[Any], timeout: float) -> list[Any]:
+        """The handles that are done, waiting at most ``timeout`` seconds for the first."""
+
+    @abstractmethod
+    def result(self, handle: Any) -> Any:
+        """The value of a finished handle; :class:`Lost` if its worker was lost."""
+
+    @abstractmethod
+    def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
+        """Stop the workers running ``overdue``; return every handle lost with them."""
+
+    def messages(self) -> list[Any]:
+        """Messages sent with :func:`report` since the last call."""
+        return []
+
+    @abstractmethod
+    def close(self, now: bool) -> None:
+        """Shut down; ``now`` drops queued work and ends running work."""
+
+
+class LocalBackend(Backend):
+    """``jobs`` worker processes of a :class:`~concurrent.futures.ProcessPoolExecutor`."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.queue: Queue[Any] = get_context().Queue()
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        self.workers: dict[int, Any] = {}
+        return ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue,))
+
+    @property
+    def slots(self) -> int:
+        """One chunk per process: a chunk starts when submitted, so its deadline is fair."""
+        return self.jobs
+
+    def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Submit to the pool, replacing it first if a dead worker broke it."""
+        try:
+            future = self.pool.submit(func, *args)
+        except BrokenProcessPool:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._new_pool()
+            future = self.pool.submit(func, *args)
+        # the pool forgets its processes when it breaks: keep them to read their exit codes
+        self.workers.update(getattr(self.pool, "_processes", None) or {})
+        return future
+
+    def wait(self, handles: list[Any], timeout: float) -> list[Any]:
+        """Futures done within ``timeout``."""
+        if not handles:
+            return []
+        done, _ = wait(handles, timeout=timeout, return_when=FIRST_COMPLETED)
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        """The chunk's results; a broken pool means a worker died (or ended itself at a hard limit)."""
+        try:
+            return handle.result()
+        except BrokenProcessPool:
+            if HUNG in {process.exitcode for process in self.workers.values()}:
+                raise Lost("a worker ran past an item's hard limit and was ended") from None
+            raise Lost("a worker process died") from None
+
+    def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
+        """A pool cannot stop one task: end every worker and start a new pool."""
+        self._terminate()
+        self.pool = self._new_pool()
+        return flying
+
+    def _terminate(self) -> None:
+        processes = list(getattr(self.pool, "_processes", {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+
+    def messages(self) -> list[Any]:
+        """Drain the queue the workers report to."""
+        found = []
+        while True:
+            try:
+                found.append(self.queue.get_nowait())
+            except Empty:
+                return found
+
+    def close(self, now: bool) -> None:
+        """Wait for the workers to finish, or end them now."""
+        if now:
+            self._terminate()
+        else:
+            self.pool.shutdown()
+        self.queue.close()
+
+
+class DaskBackend(Backend):
+    """A Dask distributed client: on a new LocalCluster, or connected to a scheduler."""
+
+    depth = 2
+
+    def __init__(self, workers: int | None, address: str | None) -> None:
+        import dask
+        import distributed
+
+        # distributed is only partly typed: hold its objects as Any
+        dist: Any = distributed
+        self.cluster: Any = None
+        self.client: Any
+        if address is not None:
+            self.client = dist.Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"))
+        else:
+            # a chunk that kills its worker is not retried on another: it is lost at once;
+            # the statistical profiler (a sample every 10 ms) costs the workers time for nothing here
+            settings = {
+                "distributed.scheduler.allowed-failures": 0,
+                "distributed.worker.profile.enabled": False,
+            }
+            with dask.config.set(settings):
+                self.cluster = dist.LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.CRITICAL,
+                )
+            self.client = dist.Client(self.cluster)
+        self._slots = (0, 0.0)
+
+    @property
+    def slots(self) -> int:
+        """Worker threads in the cluster (asked again every few seconds: clusters grow and shrink)."""
+        count, when = self._slots
+        if time.monotonic() - when > 5.0:
+            count = max(1, sum(self.client.nthreads().values()))
+            self._slots = (count, time.monotonic())
+        return count
+
+    def submit(self, func: Callable[..., Any], *args: Any) -> Any:
+        """Submit one task (never deduplicated: the same chunk may be run again)."""
+        return self.client.submit(func, *args, pure=False)
+
+    def wait(self, handles: list[Any], timeout: float) -> list[Any]:
+        """Futures done within ``timeout``."""
+        import distributed
+
+        dask_wait: Any = distributed.wait
+        if not handles:
+            return []
+        try:
+            done, _ = dask_wait(handles, timeout=timeout, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            return []
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        """The chunk's results; a killed worker or a cancelled task is :class:`Lost`."""
+        if handle.status == "cancelled":
+            raise Lost("the task was cancelled")
+        try:
+            return handle.result()
+        except Exception as exc:  # KilledWorker, CommClosedError...: the worker went away
+            if type(exc).__name__ == "KilledWorker":
+                raise Lost("its Dask worker died") from None
+            raise Lost(f"{type(exc).__name__}: {exc}") from None
+
+    def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
+        """Cancel the overdue tasks and end the worker processes running them.
+
+        A thread stuck in a C call cannot be stopped, only its process; a
+        worker with a nanny (every LocalCluster worker, ``dask worker`` by
+        default) is then started again.
+        """
+        keys = [h.key for h in overdue]
+        workers = self.client.run_on_scheduler(_processing_on, keys=keys)
+        self.client.cancel(overdue)
+        if workers:
+            with contextlib.suppress(OSError):  # CommClosedError: it went away on its own meanwhile
+                self.client.run(_exit_worker, workers=workers)
+            self._await_gone(set(workers))
+        return overdue
+
+    def _await_gone(self, workers: set[str], timeout: float = 15.0) -> None:
+        """Wait until the scheduler has seen the workers go: work sent to them now would be lost too."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and workers & set(self.client.scheduler_info()["workers"]):
+            time.sleep(0.1)
+
+    def close(self, now: bool) -> None:
+        """Close the client (and the LocalCluster it started)."""
+        if now:
+            self.client.cancel(list(self.client.futures.values()))
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _processing_on(dask_scheduler: Any, keys: list[Any]) -> list[str]:
+    """On the scheduler: the workers running these tasks."""
+    found = []
+    for key in keys:
+        task = dask_scheduler.tasks.get(key)
+        if task is not None and task.processing_on is not None:
+            found.append(task.processing_on.address)
+    return sorted(set(found))
+
+
+def _exit_worker() -> None:
+    """On a worker: end its process right after answering (its nanny starts a new one)."""
+    threading.Timer(0.1, os._exit, (1,)).start()
+
+
+def local_backend(jobs: int) -> LocalBackend:
+    """``jobs`` local worker processes."""
+    return LocalBackend(jobs)
+
+
+def dask_backend(workers: int | None, address: str | None) -> DaskBackend:
+    """A new LocalCluster of ``workers`` processes, or the scheduler at ``address``."""
+    return DaskBackend(workers, address)

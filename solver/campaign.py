@@ -1,0 +1,281 @@
+"""Stress campaigns: every workflow × machine × method against the oracle's optimum.
+
+A campaign is planned in the parent (:func:`plan`): one :class:`Item` per
+workflow × machine that still has methods to run, carrying the reference
+result when it is already known (from the store or a references file).
+Workers (:func:`run_item`) compute the missing reference once — the optimum,
+or bounds — then run each method under a soft time limit and score its
+schedule with the oracle. The parent writes each item's results to the
+store as they arrive (:func:`run_campaign`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from peakopt.models import Machine, SolveResult, Workflow
+from peakopt.oracle import ScoreRow, evaluate, with_reference
+from peakopt.oracle.scoring import tier
+from peakopt.solver.executors import Executor, run_items, solve_deadline
+from peakopt.solver.heuristics import Method, parse_method
+from peakopt.solver.limits import describe, time_limit
+from peakopt.solver.solve import solve
+from peakopt.solver.store import Key, Result, Store, content_hash, params_text
+
+#: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
+ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How references are solved and methods run.
+
+    Parameters
+    ----------
+    time_limit
+        Seconds per reference solve.
+    workers
+        Solver threads per reference solve.
+    seed
+        Seed of the solver and of seeded methods (part of every row's key).
+    method_limit
+        Seconds one method may take on one instance before it is stopped.
+    """
+
+    time_limit: float = 10.0
+    workers: int = 1
+    seed: int = 0
+    method_limit: float = 60.0
+
+    @property
+    def params(self) -> str:
+        """The params part of the rows' keys."""
+        return params_text({"seed": self.seed})
+
+
+@dataclass(frozen=True)
+class Item:
+    """One workflow × machine and the methods still to run on it."""
+
+    instance: str
+    machine_key: str
+    workflow: Workflow
+    machine: Machine
+    methods: tuple[str, ...]
+    settings: Settings
+    reference: SolveResult | None = None
+    stored: bool = False
+
+    def deadline(self) -> float:
+        """Hard limit in seconds: the solve's (when it is to be solved) and every method's limit."""
+        solve_time = 0.0 if self.reference is not None else solve_deadline(self.settings.time_limit)
+        return solve_time + len(self.methods) * self.settings.method_limit
+
+
+@dataclass(frozen=True)
+class Done:
+    """What one item gives: its reference (``new`` when the store lacks it) and one result per method."""
+
+    item: Item
+    reference: SolveResult | None
+    new: bool
+    results: list[Result] = field(default_factory=list)
+
+
+@functools.lru_cache(maxsize=256)
+def _method(name: str) -> Method:
+    return parse_method(name)
+
+
+def check_methods(names: Sequence[str]) -> None:
+    """Parse every method name (and load plug-ins) before a campaign starts.
+
+    Raises
+    ------
+    MethodError, PluginError
+        An unknown name or a plug-in that cannot be loaded.
+    """
+    for name in names:
+        _method(name)
+
+
+def solve_reference(item: Item) -> SolveResult:
+    """The reference result of an item's workflow × machine."""
+    settings = item.settings
+    return solve(
+        item.workflow,
+        item.machine,
+        time_limit=settings.time_limit,
+        workers=settings.workers,
+        seed=settings.seed,
+    )
+
+
+def run_method(item: Item, method: str, reference: SolveResult | None) -> Result:
+    """Run one method on the item and score its schedule; a failure becomes an error row."""
+    began = time.perf_counter()
+    workflow, machine = item.workflow, item.machine
+    try:
+        with time_limit(item.settings.method_limit):
+            schedule = _method(method).schedule(workflow, machine, seed=item.settings.seed)
+    except Exception as exc:
+        return error_result(item, method, reference, describe(exc), time.perf_counter() - began)
+    score = with_reference(evaluate(workflow, machine, schedule), reference)
+    row = ScoreRow.from_score(
+        score.model_copy(update={"source": method}),
+        tier=tier(workflow),
+        starts=schedule.starts,
+        reference_status=None if reference is None else reference.status,
+    )
+    return _result(item, method, row, time.perf_counter() - began, None, reference)
+
+
+def error_result(
+    item: Item, method: str, reference: SolveResult | None, message: str, seconds: float = 0.0
+) -> Result:
+    """The row of a method that gave no schedule: invalid, reason kind :data:`ERROR`."""
+    row = ScoreRow(
+        workflow=item.workflow.id,
+        machine=item.machine.name,
+        source=method,
+        tier=tier(item.workflow),
+        valid=False,
+        reasons=[message],
+        reason_kinds=[ERROR],
+        reference_status=None if reference is None else reference.status,
+    )
+    return _result(item, method, row, seconds, message, reference)
+
+
+def _result(
+    item: Item, method: str, row: ScoreRow, seconds: float, error: str | None, reference: SolveResult | None
+) -> Result:
+    return Result(
+        item.instance, item.machine_key, method, item.settings.params, row, seconds, error, reference
+    )
+
+
+def run_item(item: Item) -> Done:
+    """In a worker: the reference (solved once if unknown), then every method, scored."""
+    reference = item.reference if item.reference is not None else solve_reference(item)
+    results = [run_method(item, method, reference) for method in item.methods]
+    return Done(item, reference, not item.stored, results)
+
+
+def failed_item(item: Item, message: str) -> Done:
+    """An item whose worker gave nothing (the solve raised, the worker died or hung)."""
+    return Done(item, None, False, [error_result(item, m, item.reference, message) for m in item.methods])
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A workflow and the machines to run it on."""
+
+    workflow: Workflow
+    machines: tuple[Machine, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a campaign still has to do.
+
+    Attributes
+    ----------
+    items
+        Workflow × machine pairs with methods still to run.
+    keys
+        Every result key of the campaign, finished or not.
+    skipped
+        Rows the store already holds.
+    """
+
+    items: list[Item]
+    keys: set[Key]
+    skipped: int
+
+    @property
+    def rows(self) -> int:
+        """Rows still to run."""
+        return sum(len(item.methods) for item in self.items)
+
+
+def plan(
+    pairs: Iterable[Pair],
+    methods: Sequence[str],
+    settings: Settings,
+    store: Store,
+    references: Mapping[tuple[str, str | None], SolveResult] | None = None,
+) -> Plan:
+    """Record the campaign's instances in the store and list what is left to run.
+
+    Parameters
+    ----------
+    pairs
+        Workflows with their machines.
+    methods
+        Method names.
+    settings
+        Solve and method settings (the seed is part of every key).
+    store
+        Where results go; its finished keys are skipped, its references reused.
+    references
+        Reference results by (workflow id, machine name), e.g. from a file;
+        used where the store has none.
+    """
+    pairs = list(pairs)
+    hashes = [content_hash(p.workflow) for p in pairs]
+    machines = {_machine_id(m): (content_hash(m), m) for p in pairs for m in p.machines}
+    store.add_inputs(zip(hashes, (p.workflow for p in pairs), strict=True), machines.values())
+    finished, stored = store.finished(), store.references()
+    found = Plan([], set(), 0)
+    for instance, pair in zip(hashes, pairs, strict=True):
+        for machine in pair.machines:
+            key = machines[_machine_id(machine)][0]
+            keys = {m: (instance, key, m, settings.params) for m in methods}
+            found.keys.update(keys.values())
+            todo = tuple(m for m in methods if keys[m] not in finished)
+            if not todo:
+                continue
+            known = stored.get((instance, key))
+            reference = known or (references or {}).get((pair.workflow.id, machine.name))
+            found.items.append(
+                Item(instance, key, pair.workflow, machine, todo, settings, reference, known is not None)
+            )
+    return replace(found, skipped=len(found.keys) - found.rows)
+
+
+def _machine_id(machine: Machine) -> str:
+    return machine.name + repr(sorted(machine.capacity.items()))
+
+
+def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chunk: int) -> Iterator[Done]:
+    """Run the items; write each one's results to the store (one transaction) and yield it.
+
+    An item lost with its worker (a method that crashed it, or hung where the
+    soft limit cannot reach) is run again at the end one method at a time,
+    so that only the guilty method gets the error row.
+    """
+    retry: list[Item] = []
+    for outcome in run_items(executor, run_item, items, chunk=chunk, deadline=Item.deadline):
+        if outcome.value is None and len(outcome.item.methods) > 1:
+            retry.extend(replace(outcome.item, methods=(m,)) for m in outcome.item.methods)
+            continue
+        yield _write(store, outcome.item, outcome.value, outcome.error)
+    for outcome in run_items(executor, run_item, retry, chunk=1, deadline=Item.deadline):
+        yield _write(store, outcome.item, outcome.value, outcome.error)
+
+
+def _write(store: Store, item: Item, done: Done | None, error: str | None) -> Done:
+    if done is None:
+        done = failed_item(item, error or "no result")
+    new = [(item.instance, item.machine_key, done.reference)] if done.new and done.reference else []
+    store.write(new, done.results)
+    return done
+
+
+def auto_chunk(items: int, slots: int) -> int:
+    """Items per task: about eight tasks per slot, at most 64 items (bounded loss on a crash)."""
+    return max(1, min(64, items // (8 * max(1, slots))))

@@ -1,0 +1,293 @@
+"""The one executor layer: local processes or a Dask cluster, results as they complete.
+
+``peakopt solve`` and ``peakopt stress`` hand their work to :func:`run_items`
+with an :class:`Executor` from :func:`open_executor`. Work goes out in chunks
+(several items per task, so that a cluster's per-task overhead does not
+dominate short items) and comes back as one :class:`Outcome` per item.
+
+Failures never stop a run:
+
+- an exception escaping the item function becomes the item's ``error``;
+- a worker that dies (a crash, ``os._exit``, a segfault) or a chunk still
+  running past its hard deadline loses its chunk; the lost items are then run
+  again one at a time, alone, so that the one that kills or hangs a worker is
+  found and gets the error, and the others get their results.
+
+Soft per-call limits inside an item are :func:`peakopt.solver.limits.time_limit`'s job.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from peakopt.solver.backends import HUNG, Backend, Lost, dask_backend, local_backend, report
+from peakopt.solver.limits import describe
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Seconds added to every hard deadline: process start-up, pickling, a busy machine.
+GRACE = 30.0
+
+
+def solve_deadline(time_limit: float) -> float:
+    """Hard limit of one reference solve: its search (time limit) twice over, and a minute to build.
+
+    The time limit bounds the search only; building the model of a 10,000-step
+    workflow and checking the result take their own time.
+    """
+    return 2 * time_limit + 60.0
+
+
+__all__ = [
+    "GRACE",
+    "Executor",
+    "ExecutorError",
+    "Outcome",
+    "Where",
+    "open_executor",
+    "report",
+    "run_items",
+    "solve_deadline",
+]
+
+
+class ExecutorError(RuntimeError):
+    """The cluster cannot be reached or started."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where work runs: local processes (default), a new Dask LocalCluster, or a Dask scheduler.
+
+    Parameters
+    ----------
+    jobs
+        Local worker processes; None for the number of cores.
+    dask_local
+        Start a Dask LocalCluster of this many single-threaded worker processes.
+    scheduler
+        Address of a running Dask scheduler, e.g. ``tcp://10.0.0.5:8786``.
+    """
+
+    jobs: int | None = None
+    dask_local: int | None = None
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        chosen = [self.jobs is not None, self.dask_local is not None, self.scheduler is not None]
+        if sum(chosen) > 1:
+            raise ValueError("choose one of jobs, dask_local and scheduler")
+        for name in ("jobs", "dask_local"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+
+    def describe(self) -> str:
+        """One line for progress and reports."""
+        if self.scheduler is not None:
+            return f"Dask scheduler {self.scheduler}"
+        if self.dask_local is not None:
+            return f"Dask LocalCluster, {self.dask_local} workers"
+        return f"{self.jobs or default_jobs()} local processes"
+
+
+def default_jobs() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T, R]):
+    """What became of one item: its value, or why there is none."""
+
+    item: T
+    value: R | None
+    error: str | None = None
+
+
+class Executor:
+    """A started backend (see :func:`open_executor`); use it as a context manager."""
+
+    def __init__(self, backend: Backend, where: Where) -> None:
+        self.backend = backend
+        self.where = where
+
+    @property
+    def slots(self) -> int:
+        """How many chunks run at once."""
+        return self.backend.slots
+
+    def messages(self) -> list[Any]:
+        """Everything workers sent with :func:`report` since the last call (local processes only)."""
+        return self.backend.messages()
+
+    def close(self, now: bool = False) -> None:
+        """Stop the workers; ``now`` drops queued work and ends running items."""
+        self.backend.close(now)
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, kind: object, value: object, traceback: object) -> None:
+        self.close(now=kind is not None)
+
+
+def open_executor(where: Where) -> Executor:
+    """Start local processes, a Dask LocalCluster, or connect to a Dask scheduler.
+
+    Raises
+    ------
+    ExecutorError
+        When the scheduler cannot be reached or the cluster cannot start.
+    """
+    if where.jobs is not None or (where.dask_local is None and where.scheduler is None):
+        return Executor(local_backend(where.jobs or default_jobs()), where)
+    try:
+        return Executor(dask_backend(where.dask_local, where.scheduler), where)
+    except (OSError, TimeoutError, ValueError) as exc:
+        target = where.scheduler or "a LocalCluster"
+        raise ExecutorError(f"cannot start Dask on {target}: {exc}") from exc
+
+
+def run_chunk(
+    func: Callable[[T], R], chunk: Sequence[T], limits: Sequence[float] | None = None
+) -> list[tuple[R | None, str | None]]:
+    """Run ``func`` on each item in a worker; an exception becomes that item's error text.
+
+    With ``limits``, an item still running past its limit ends the worker
+    process (exit code :data:`HUNG`): a thread stuck in a C call cannot be
+    stopped otherwise, and the runner then finds the item by running it alone.
+    """
+    done: list[tuple[R | None, str | None]] = []
+    for k, item in enumerate(chunk):
+        with _watchdog(None if limits is None else limits[k]):
+            try:
+                done.append((func(item), None))
+            except Exception as exc:
+                done.append((None, describe(exc)))
+    return done
+
+
+@contextmanager
+def _watchdog(limit: float | None) -> Iterator[None]:
+    if limit is None:
+        yield
+        return
+    timer = threading.Timer(limit, os._exit, (HUNG,))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+@dataclass
+class _Flight(Generic[T]):
+    chunk: list[T]
+    limit: float
+    due: float
+    alone: bool
+
+
+def run_items(
+    executor: Executor,
+    func: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    chunk: int = 1,
+    deadline: Callable[[T], float],
+    grace: float = GRACE,
+    tick: Callable[[], None] | None = None,
+) -> Iterator[Outcome[T, R]]:
+    """Run ``func`` on every item; yield each :class:`Outcome` as its chunk completes.
+
+    Parameters
+    ----------
+    executor
+        From :func:`open_executor`.
+    func
+        A module-level function (it is pickled to the workers).
+    items
+        The work; each item is pickled with its chunk.
+    chunk
+        Items per task.
+    deadline
+        Hard limit of one item in seconds: past it, the worker ends itself
+        (see :func:`run_chunk`); should even that fail, a chunk running
+        longer than its items' limits plus ``grace`` has its worker stopped.
+    grace
+        Seconds added to every hard limit (start-up, pickling, a busy machine).
+    tick
+        Called about five times a second while waiting (e.g. to show workers' messages).
+    """
+    queue: deque[list[T]] = deque(list(items[i : i + chunk]) for i in range(0, len(items), chunk))
+    alone: deque[T] = deque()
+    flying: dict[Any, _Flight[T]] = {}
+    backend = executor.backend
+    while queue or alone or flying:
+        _launch(backend, func, queue, alone, flying, deadline, grace)
+        finished = backend.wait(list(flying), 0.2)
+        if tick is not None:
+            tick()
+        for handle in finished:
+            flight = flying.pop(handle)
+            try:
+                values = backend.result(handle)
+            except Lost as exc:
+                yield from _lost(flight, str(exc), alone)
+                continue
+            for item, (value, error) in zip(flight.chunk, values, strict=True):
+                yield Outcome(item, value, error)
+        now = time.monotonic()
+        overdue = [h for h, f in flying.items() if f.due < now]
+        if overdue:
+            for handle in backend.stop(overdue, list(flying)):
+                flight = flying.pop(handle)
+                why = f"no result within the hard limit of {flight.limit:g} s; its worker was stopped"
+                yield from _lost(
+                    flight, why if handle in overdue else "stopped beside a worker that hung", alone
+                )
+
+
+def _launch(
+    backend: Backend,
+    func: Callable[[T], R],
+    queue: deque[list[T]],
+    alone: deque[T],
+    flying: dict[Any, _Flight[T]],
+    deadline: Callable[[T], float],
+    grace: float,
+) -> None:
+    """Keep every slot busy; items under suspicion run one at a time with nothing beside them."""
+    batches: list[tuple[list[T], bool]] = []
+    if alone or any(f.alone for f in flying.values()):
+        if not flying:
+            batches.append(([alone.popleft()], True))
+    else:
+        while queue and len(flying) + len(batches) < backend.slots * backend.depth:
+            batches.append((queue.popleft(), False))
+    for batch, single in batches:
+        limits = [deadline(item) for item in batch]
+        limit = sum(limits) + grace
+        handle = backend.submit(run_chunk, func, batch, limits)
+        flying[handle] = _Flight(batch, limit, time.monotonic() + limit, single)
+
+
+def _lost(flight: _Flight[T], why: str, alone: deque[T]) -> Iterator[Outcome[T, Any]]:
+    """A lost chunk: an item that was alone is the culprit; others are run again alone."""
+    if flight.alone:
+        yield Outcome(flight.chunk[0], None, f"worker lost: {why}")
+    else:
+        alone.extend(flight.chunk)

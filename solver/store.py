@@ -1,0 +1,340 @@
+"""The results store of a stress campaign: one SQLite file (standard library, WAL mode).
+
+Tables:
+
+- ``instances``: every workflow by content hash, with its JSON document (so
+  that the worst cases can be exported and drawn later);
+- ``machines``: every machine profile by content hash;
+- ``refs``: the reference result (optimum or bounds) per instance × machine;
+- ``search``: the worst instances adversarial searches found, with their
+  gap, mutations and the method's row;
+- ``results``: one row per (instance, machine, method, params) — the oracle's
+  :class:`~peakopt.oracle.rows.ScoreRow` as JSON in ``row``, its main figures
+  as columns for SQL, the reference's status, makespan and lower bound, the
+  wall time and, for a method that failed, the error.
+
+Results are written in transactions as they arrive: a run killed at any
+moment loses at most the work in flight, and a rerun skips every key present.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from peakopt.instances import InputError
+from peakopt.instances.native import dump
+from peakopt.models import Machine, SolveResult, Workflow
+from peakopt.oracle.rows import ScoreRow
+
+SCHEMA_VERSION = "1"
+
+#: (instance hash, machine hash, method, params JSON): what identifies a result row.
+Key = tuple[str, str, str, str]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS instances (
+    instance TEXT PRIMARY KEY, workflow TEXT NOT NULL, tier TEXT, tasks INTEGER NOT NULL,
+    document TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS machines (machine TEXT PRIMARY KEY, name TEXT NOT NULL, document TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS refs (
+    instance TEXT NOT NULL, machine TEXT NOT NULL, status TEXT NOT NULL, makespan REAL,
+    lower_bound REAL, exact INTEGER NOT NULL, seconds REAL NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (instance, machine));
+CREATE TABLE IF NOT EXISTS results (
+    instance TEXT NOT NULL, machine TEXT NOT NULL, method TEXT NOT NULL, params TEXT NOT NULL,
+    workflow TEXT NOT NULL, machine_name TEXT NOT NULL, tier TEXT,
+    valid INTEGER NOT NULL, safe INTEGER NOT NULL, makespan REAL, cva REAL, avoidable_cva REAL,
+    strict_mru REAL, safe_mru REAL, gap REAL, gap_vs_lb REAL, gap_vs_ub REAL,
+    reference_status TEXT, reference_makespan REAL, reference_lower_bound REAL,
+    seconds REAL NOT NULL, error TEXT, row TEXT NOT NULL, finished REAL NOT NULL,
+    PRIMARY KEY (instance, machine, method, params));
+CREATE TABLE IF NOT EXISTS search (
+    instance TEXT NOT NULL, machine TEXT NOT NULL, method TEXT NOT NULL, params TEXT NOT NULL,
+    gap REAL, evaluation INTEGER NOT NULL, mutations TEXT NOT NULL, row TEXT,
+    PRIMARY KEY (instance, machine, method, params));
+"""
+
+_TABLES = ("search", "results", "refs", "machines", "instances", "meta")
+
+
+def canonical(document: Any) -> str:
+    """Compact JSON with sorted keys: equal content, equal text."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+def content_hash(model: Workflow | Machine) -> str:
+    """First 32 hex digits of the SHA-256 of the model's canonical JSON (its id or name included)."""
+    return hashlib.sha256(canonical(dump(model)).encode()).hexdigest()[:32]
+
+
+def params_text(params: dict[str, Any]) -> str:
+    """The params part of a key."""
+    return canonical(params)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One method's outcome on one instance × machine, as the store keeps it.
+
+    Attributes
+    ----------
+    instance, machine, method, params
+        The key (hashes, the method name, canonical params JSON).
+    row
+        The oracle's verdict, ``source`` = method; invalid with reason kind
+        ``error`` when the method failed.
+    seconds
+        Wall time of the method (schedule and score).
+    error
+        Why the method failed (raised, returned garbage, hung, crashed).
+    reference
+        The reference the gaps were computed against.
+    """
+
+    instance: str
+    machine: str
+    method: str
+    params: str
+    row: ScoreRow
+    seconds: float
+    error: str | None
+    reference: SolveResult | None
+
+    @property
+    def key(self) -> Key:
+        """What identifies the row."""
+        return self.instance, self.machine, self.method, self.params
+
+
+@dataclass(frozen=True)
+class Found:
+    """An instance an adversarial search judged (see :mod:`peakopt.solver.adversarial`)."""
+
+    method: str
+    params: str
+    workflow: Workflow
+    machine: Machine
+    gap: float | None
+    evaluation: int
+    mutations: tuple[str, ...]
+    row: ScoreRow | None
+    reference: SolveResult | None
+
+
+class Store:
+    """An open results store.
+
+    Parameters
+    ----------
+    path
+        The SQLite file; created when missing.
+    fresh
+        Drop everything already in it.
+
+    Raises
+    ------
+    InputError
+        When the file is not a peakopt results store or cannot be opened.
+    """
+
+    def __init__(self, path: str | Path, *, fresh: bool = False) -> None:
+        self.path = Path(path)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30.0)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a killed process never loses a committed transaction
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            with self.db:
+                if fresh:
+                    for table in _TABLES:
+                        self.db.execute(f"DROP TABLE IF EXISTS {table}")
+                self.db.executescript(_SCHEMA)
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            (version,) = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "unable to open" in str(exc):
+                raise InputError(self.path, "", f"cannot be opened ({exc})") from None
+            raise InputError(self.path, "", f"is not a peakopt results store ({exc})") from None
+        except sqlite3.Error as exc:
+            raise InputError(self.path, "", f"is not a peakopt results store ({exc})") from None
+        if version != SCHEMA_VERSION:
+            raise InputError(self.path, "", f"has store schema {version}, expected {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close the connection (everything written is already committed)."""
+        self.db.close()
+
+    def add_inputs(
+        self, workflows: Iterable[tuple[str, Workflow]], machines: Iterable[tuple[str, Machine]]
+    ) -> None:
+        """Record the instances and machines of a campaign (once each), in one transaction."""
+        with self.db:
+            self.db.executemany(
+                "INSERT OR IGNORE INTO instances VALUES (?, ?, ?, ?, ?)",
+                (
+                    (key, w.id, _text(w.meta.get("tier")), len(w.tasks), canonical(dump(w)))
+                    for key, w in workflows
+                ),
+            )
+            self.db.executemany(
+                "INSERT OR IGNORE INTO machines VALUES (?, ?, ?)",
+                ((key, m.name, canonical(dump(m))) for key, m in machines),
+            )
+
+    def finished(self) -> set[Key]:
+        """Keys of every result row present."""
+        return set(self.db.execute("SELECT instance, machine, method, params FROM results"))
+
+    def references(self) -> dict[tuple[str, str], SolveResult]:
+        """Reference results by (instance hash, machine hash)."""
+        found = self.db.execute("SELECT instance, machine, result FROM refs")
+        return {(i, m): SolveResult.model_validate_json(text) for i, m, text in found}
+
+    def write(self, references: Sequence[tuple[str, str, SolveResult]], results: Sequence[Result]) -> None:
+        """New references and result rows, in one transaction."""
+        now = time.time()
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (i, m, r.status, r.makespan, r.lower_bound, int(r.exact), r.seconds, r.model_dump_json())
+                    for i, m, r in references
+                ),
+            )
+            self.db.executemany(
+                f"INSERT OR REPLACE INTO results VALUES ({', '.join('?' * 24)})",
+                (_columns(result, now) for result in results),
+            )
+
+    def write_search(self, found: Sequence[Found]) -> None:
+        """Instances an adversarial search found (with their references), in one transaction."""
+        self.add_inputs(
+            ((content_hash(f.workflow), f.workflow) for f in found),
+            ((content_hash(f.machine), f.machine) for f in found),
+        )
+        references = [
+            (content_hash(f.workflow), content_hash(f.machine), f.reference)
+            for f in found
+            if f.reference is not None
+        ]
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO search VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        content_hash(f.workflow),
+                        content_hash(f.machine),
+                        f.method,
+                        f.params,
+                        f.gap,
+                        f.evaluation,
+                        canonical(list(f.mutations)),
+                        None if f.row is None else f.row.model_dump_json(),
+                    )
+                    for f in found
+                ),
+            )
+        self.write(references, [])
+
+    def score_rows(self, keys: set[Key] | None = None) -> list[ScoreRow]:
+        """Result rows as the oracle's :class:`ScoreRow` (``source`` = method), in write order.
+
+        Parameters
+        ----------
+        keys
+            Only the rows of these keys (e.g. one campaign's); all by default.
+        """
+        found = self.db.execute("SELECT instance, machine, method, params, row FROM results ORDER BY rowid")
+        return [
+            ScoreRow.model_validate_json(text) for *key, text in found if keys is None or tuple(key) in keys
+        ]
+
+    def worst(self, method: str, count: int) -> list[tuple[ScoreRow, Workflow, Machine, SolveResult | None]]:
+        """The ``count`` rows of ``method`` farthest from the optimum (gap, else gap vs lower bound).
+
+        Only safe rows with a gap figure count (as in the aggregates).
+        """
+        found = self.db.execute(
+            """SELECT r.row, i.document, m.document, f.result FROM results r
+               JOIN instances i ON i.instance = r.instance JOIN machines m ON m.machine = r.machine
+               LEFT JOIN refs f ON f.instance = r.instance AND f.machine = r.machine
+               WHERE r.method = ? AND r.safe = 1 AND COALESCE(r.gap, r.gap_vs_lb) IS NOT NULL
+               ORDER BY COALESCE(r.gap, r.gap_vs_lb) DESC, r.rowid LIMIT ?""",
+            (method, count),
+        )
+        return [
+            (
+                ScoreRow.model_validate_json(row),
+                Workflow.model_validate_json(workflow),
+                Machine.model_validate_json(machine),
+                None if ref is None else SolveResult.model_validate_json(ref),
+            )
+            for row, workflow, machine, ref in found
+        ]
+
+    def methods(self) -> list[str]:
+        """Methods present, in order of first appearance."""
+        return [
+            m for (m,) in self.db.execute("SELECT method FROM results GROUP BY method ORDER BY MIN(rowid)")
+        ]
+
+    def count(self) -> int:
+        """Result rows present."""
+        (n,) = self.db.execute("SELECT COUNT(*) FROM results").fetchone()
+        return int(n)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _columns(result: Result, now: float) -> tuple[Any, ...]:
+    row, ref = result.row, result.reference
+    return (
+        *result.key,
+        row.workflow,
+        row.machine,
+        row.tier,
+        int(row.valid),
+        int(row.safe),
+        row.makespan,
+        row.cva,
+        row.avoidable_cva,
+        row.strict_mru,
+        row.safe_mru,
+        row.gap,
+        row.gap_vs_lb,
+        row.gap_vs_ub,
+        None if ref is None else ref.status,
+        None if ref is None else ref.makespan,
+        None if ref is None else ref.lower_bound,
+        result.seconds,
+        result.error,
+        row.model_dump_json(),
+        now,
+    )
+
+
+def read_score_rows(path: str | Path) -> list[ScoreRow]:
+    """Every result row of a store as :class:`~peakopt.oracle.rows.ScoreRow` (``source`` = method).
+
+    Raises
+    ------
+    InputError
+        When the file does not exist or is not a results store.
+    """
+    if not Path(path).is_file():
+        raise InputError(path, "", "does not exist")
+    store = Store(path)
+    try:
+        return store.score_rows()
+    finally:
+        store.close()

@@ -1,0 +1,120 @@
+"""The executor layer: results as they complete, and every failure an error outcome, not a stop."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from peakopt.solver.executors import Where, open_executor, run_items
+from peakopt.solver.limits import ItemTimeout, time_limit
+
+
+def work(x: int) -> int:
+    """Square, except for the numbers that fail in every way a task can."""
+    if x == 3:
+        raise ValueError("three is wrong")
+    if x == 5:
+        with time_limit(0.3):
+            while True:
+                pass
+    if x == 7:
+        os._exit(3)
+    if x == 9:
+        with time_limit(0.3):
+            time.sleep(60)
+    return x * x
+
+
+def deaf(x: int) -> int:
+    """Hangs where no soft limit reaches (the signal is blocked), unless x is even."""
+    import signal
+
+    if x % 2:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        with time_limit(0.2):
+            time.sleep(60)
+    return x
+
+
+def outcomes(
+    where: Where, func: object, items: list[int], **kwargs: object
+) -> dict[int, tuple[object, object]]:
+    with open_executor(where) as executor:
+        found = {o.item: (o.value, o.error) for o in run_items(executor, func, items, **kwargs)}  # type: ignore[arg-type]
+    assert sorted(found) == items  # one outcome per item, none lost, none twice
+    return found
+
+
+def check(found: dict[int, tuple[object, object]]) -> None:
+    for x, (value, error) in found.items():
+        if x in (3, 5, 7, 9):
+            assert value is None and isinstance(error, str)
+        else:
+            assert (value, error) == (x * x, None)
+    assert found[3][1] == "ValueError: three is wrong"
+    assert "0.3 s limit" in str(found[5][1])
+    assert str(found[7][1]).startswith("worker lost")
+
+
+def test_local_processes_turn_raises_hangs_and_crashes_into_errors() -> None:
+    found = outcomes(Where(jobs=2), work, list(range(12)), chunk=3, deadline=lambda _: 5.0)
+    check(found)
+    assert found[7][1] == "worker lost: a worker process died"
+    assert found[9][1] == "still running after the 0.3 s limit"  # a signal interrupts the sleep
+
+
+def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> None:
+    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=0.5)
+    for x, (value, error) in found.items():
+        if x % 2:
+            assert value is None and "ran past an item's hard limit" in str(error)
+        else:
+            assert (value, error) == (x, None)
+
+
+def test_dask_local_cluster_runs_and_survives_failures() -> None:
+    # Dask runs tasks in threads: no signal reaches a sleep there, only the hard limit does
+    limits = lambda x: 1.0 if x == 9 else 10.0  # noqa: E731
+    found = outcomes(Where(dask_local=2), work, list(range(12)), chunk=1, deadline=limits, grace=1.0)
+    check(found)
+    assert found[7][1] == "worker lost: its Dask worker died"
+    # its worker ended itself at the 1 s limit (or the runner ended it at 2 s): either way, lost
+    assert str(found[9][1]).startswith("worker lost: ")
+
+
+def test_soft_limit_in_a_thread_stops_python_code() -> None:
+    caught: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            with time_limit(0.2):
+                while True:
+                    pass
+        except ItemTimeout as exc:
+            caught.append(exc)
+
+    thread = threading.Thread(target=spin)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert [str(e) for e in caught] == ["still running after the 0.2 s limit"]
+
+
+def test_no_limit_and_finished_blocks_never_raise_later() -> None:
+    with time_limit(None):
+        pass
+    with time_limit(0.05):
+        pass
+    time.sleep(0.1)  # the timer was cancelled: nothing fires now
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"jobs": 0}, {"dask_local": 0}, {"jobs": 2, "dask_local": 2}, {"jobs": 1, "scheduler": "tcp://x:1"}],
+)
+def test_where_rejects_bad_combinations(kwargs: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        Where(**kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,145 @@
+"""peakopt report: the per-method numbers of a small campaign, computed by hand."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from peakopt.cli.main import cli
+
+# cpu capacity 2. Workflow "three": a (2 s, cpu 2), b (3 s, cpu 1), c (1 s, cpu 1), no edges;
+# a fits beside nothing, b and c fit together: optimum 5 (a, then b with c).
+# Workflow "chain": x (4 s, cpu 1) -> y (2 s, cpu 1): optimum 6.
+SUITE = {
+    "machines": [{"name": "m", "capacity": {"cpu": 2}}],
+    "workflows": [
+        {
+            "id": "three",
+            "meta": {"tier": "easy"},
+            "tasks": [
+                {"id": "a", "duration": 2, "demand": {"cpu": 2}},
+                {"id": "b", "duration": 3, "demand": {"cpu": 1}},
+                {"id": "c", "duration": 1, "demand": {"cpu": 1}},
+            ],
+        },
+        {
+            "id": "chain",
+            "meta": {"tier": "hard"},
+            "tasks": [
+                {"id": "x", "duration": 4, "demand": {"cpu": 1}},
+                {"id": "y", "duration": 2, "demand": {"cpu": 1}, "depends_on": ["x"]},
+            ],
+        },
+    ],
+}
+
+# serial: three takes 2 + 3 + 1 = 6 (gap 1/5), always at full or half load: MRU (2 + 3/2 + 1/2) / 6 = 2/3;
+#         chain takes 6 (gap 0) at half load: MRU 1/2.
+# asap:   three all at 0: load 4, 3, 1 over [0,1), [1,2), [2,3): cva 1 + 1/2 = 3/2 (none unavoidable),
+#         unsafe, MRU (1 + 1 + 1/2) / 3 but strict and safe MRU 0; chain as serial.
+EXPECTED = {
+    "serial": {
+        "records": 2,
+        "errors": 0,
+        "safe_rate": 1.0,
+        "gap": {"count": 2, "mean": 0.1, "median": 0.1, "p95": 0.19, "max": 0.2},
+        "mean_avoidable_cva": 0.0,
+        "strict_mru": (2 / 3 + 1 / 2) / 2,
+        "safe_mru": (2 / 3 + 1 / 2) / 2,
+    },
+    "asap": {
+        "records": 2,
+        "errors": 0,
+        "safe_rate": 0.5,
+        "gap": {"count": 1, "mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0},
+        "mean_avoidable_cva": 0.75,
+        "strict_mru": 0.25,
+        "safe_mru": 0.25,
+    },
+    "stress_helpers:raises": {
+        "records": 2,
+        "errors": 2,
+        "safe_rate": 0.0,
+        "gap": None,
+        "mean_avoidable_cva": None,
+        "strict_mru": 0.0,
+        "safe_mru": 0.0,
+    },
+}
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def close(found: object, expected: object) -> None:
+    if isinstance(expected, dict):
+        assert isinstance(found, dict)
+        for key, value in expected.items():
+            close(found[key], value)
+    elif isinstance(expected, float):
+        assert found == pytest.approx(expected, abs=1e-9)
+    else:
+        assert found == expected
+
+
+@pytest.fixture
+def campaign(tmp_path: Path) -> Path:
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps(SUITE))
+    db = tmp_path / "r.sqlite"
+    code, _, err = run(
+        "stress", str(suite), "-m", "serial,asap,stress_helpers:raises", "--db", str(db), "--jobs", "1"
+    )
+    assert code == 0, err
+    return db
+
+
+def test_report_of_a_store_matches_the_hand_computed_figures(campaign: Path) -> None:
+    code, out, err = run("report", str(campaign), "--json")
+    assert code == 0, err
+    found = {s["group"]["method"]: s for s in json.loads(out)}
+    assert set(found) == set(EXPECTED)
+    for method, expected in EXPECTED.items():
+        close(found[method], expected)
+    assert "gap mean" in err and "stress_helpers:raises" in err
+
+
+def test_report_by_tier_and_csv(campaign: Path) -> None:
+    code, out, _ = run("report", str(campaign), "--by", "tier", "--csv")
+    assert code == 0
+    rows = {(r["group.method"], r["group.tier"]): r for r in csv.DictReader(io.StringIO(out))}
+    assert len(rows) == 6
+    assert float(rows[("serial", "easy")]["gap.max"]) == pytest.approx(0.2)
+    assert float(rows[("asap", "easy")]["safe_rate"]) == 0.0
+    assert rows[("stress_helpers:raises", "hard")]["errors"] == "1"
+
+
+def test_report_of_a_scores_file_agrees(tmp_path: Path, campaign: Path) -> None:
+    suite, refs = tmp_path / "suite.json", tmp_path / "refs.jsonl"
+    schedules, scores = tmp_path / "schedules.jsonl", tmp_path / "scores.jsonl"
+    assert run("solve", str(suite), "-o", str(refs))[0] == 0
+    assert run("schedule", str(suite), "-m", "serial,asap", "-o", str(schedules))[0] == 0
+    assert run("score", str(suite), "-s", str(schedules), "-r", str(refs), "-o", str(scores))[0] == 0
+    code, out, err = run("report", str(scores), "--json")
+    assert code == 0, err
+    found = {s["group"]["method"]: s for s in json.loads(out)}
+    assert set(found) == {"serial", "asap"}
+    for method in found:
+        close(found[method], EXPECTED[method])
+
+
+def test_report_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("SQLite format 3\x00 but not really")
+    code, _, err = run("report", str(bad))
+    assert code == 1 and err.startswith("Error: ") and len(err.splitlines()) == 1
+    code, _, err = run("report", str(tmp_path / "missing.sqlite"))
+    assert code == 1 and "does not exist" in err
+    assert run("report", str(bad), "--by", "colour")[0] == 2
