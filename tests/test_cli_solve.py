@@ -175,3 +175,18 @@ def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
     assert process.returncode == 130, err
     assert "--resume" in err and "Traceback" not in err
     assert [r.workflow for r in records(out)] == ["j301_1"]
+
+
+def test_long_solve_shows_its_incumbent_and_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from peakopt.cli import solve as solve_cli
+
+    suite = load("bundled:refund")
+    job = solve_cli.Job(0, suite.workflows[0], suite.machines[0], {})
+    monkeypatch.setattr(solve_cli, "LONG_SOLVE", -1.0)
+    bar = Progress(console=Console(quiet=True))
+    task = bar.add_task("", total=1)
+    solve_cli._show_long([(0, 12.0, 7.0), (0, 9.5, 8.1)], {0: job}, {}, bar, task)
+    assert bar.tasks[0].description == "refund × worker: makespan 9.5, bound 8.1"
