@@ -92,6 +92,31 @@ class Outcome:
             return not self.done()
 
 
+@dataclass(frozen=True)
+class Job:
+    """One search: the problem, what it may use, its limits, and the outcome its threads share."""
+
+    problem: Problem
+    outcome: Outcome
+    found: Structure
+    limits: Limits
+    options: Options
+    deadline: float
+    progress: Progress | None = None
+
+    def solver(self, seconds: float, workers: int, deterministic: float | None = None) -> cp_model.CpSolver:
+        """A CP-SAT solver for ``seconds`` (and ``deterministic`` seconds) on ``workers`` threads."""
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.num_workers = workers
+        params.random_seed = self.limits.seed
+        params.max_time_in_seconds = max(seconds, MIN_PHASE)
+        params.relative_gap_limit = self.limits.gap_limit
+        if deterministic is not None:
+            params.max_deterministic_time = deterministic
+        return solver
+
+
 class _Watcher(cp_model.CpSolverSolutionCallback):
     """Shares each new incumbent at once (the prover's target) and reports progress."""
 
@@ -107,32 +132,12 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
             self.progress(round(self.objective_value), math.ceil(self.best_objective_bound - 1e-6))
 
 
-def _solver(
-    limits: Limits, seconds: float, workers: int, deterministic: float | None = None
-) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    params = solver.parameters
-    params.num_workers = workers
-    params.random_seed = limits.seed
-    params.max_time_in_seconds = max(seconds, MIN_PHASE)
-    params.relative_gap_limit = limits.gap_limit
-    if deterministic is not None:
-        params.max_deterministic_time = deterministic
-    return solver
-
-
-def optimise(
-    problem: Problem,
-    outcome: Outcome,
-    found: Structure,
-    options: Options,
-    solver: cp_model.CpSolver,
-    progress: Progress | None,
-) -> None:
+def optimise(job: Job, solver: cp_model.CpSolver) -> None:
     """Minimise the makespan from the current best schedule as hint and horizon."""
+    problem, outcome, progress = job.problem, job.outcome, job.progress
     with outcome.lock:
         hint, horizon, lower = list(outcome.starts), outcome.makespan, outcome.bound
-    model = build(problem, horizon=horizon, lower=lower, found=found, options=options)
+    model = build(problem, horizon=horizon, lower=lower, found=job.found, options=job.options)
     for var, value in zip(model.starts, hint, strict=True):
         model.model.add_hint(var, value)
     model.model.add_hint(model.makespan, horizon)
@@ -158,24 +163,16 @@ def optimise(
     outcome.offer(problem, starts, bound, f"optimise:{solver.status_name(status).lower()}")
 
 
-def destructive(
-    problem: Problem,
-    outcome: Outcome,
-    found: Structure,
-    limits: Limits,
-    deadline: float,
-    options: Options,
-    progress: Progress | None,
-    prover: Prover,
-) -> None:
+def destructive(job: Job, prover: Prover) -> None:
     """Ask "a schedule ending by UB − 1?" until infeasible (UB proven), out of time, or done."""
+    problem, outcome = job.problem, job.outcome
     while True:
-        seconds = deadline - time.monotonic()
+        seconds = job.deadline - time.monotonic()
         with outcome.lock:
             target, lower = outcome.makespan - 1, outcome.bound
         if outcome.done() or seconds < MIN_PHASE:
             return
-        run = attempt(problem, target, lower, found, options, _solver(limits, seconds, 1), prover)
+        run = attempt(problem, target, lower, job.found, job.options, job.solver(seconds, 1), prover)
         if not outcome.register(run.solver):
             return
         with outcome.lock:
@@ -193,8 +190,8 @@ def destructive(
             outcome.offer(problem, None, None, note)
             if not stale:
                 return
-        if progress is not None:
-            progress(outcome.makespan, outcome.bound)
+        if job.progress is not None:
+            job.progress(outcome.makespan, outcome.bound)
 
 
 def search(
@@ -208,28 +205,23 @@ def search(
     progress: Progress | None = None,
 ) -> Outcome:
     """Improve ``initial`` (a feasible schedule in ticks) and raise ``lower`` within the limits."""
-    deadline = time.monotonic() + limits.time_limit
     span = end(problem, initial)
     outcome = Outcome(list(initial), span, min(lower, span), gap_limit=limits.gap_limit)
+    job = Job(problem, outcome, found, limits, options, time.monotonic() + limits.time_limit, progress)
     if outcome.done():
         return outcome
     if not options.destructive:
-        optimise(
-            problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress
-        )
+        optimise(job, job.solver(limits.time_limit, limits.workers))
         return outcome
     if limits.workers == 1:
         # a deterministic budget keeps the turn, and so the whole run, reproducible
-        share = _share(options, limits, MIN_OPTIMISE_ALONE)
-        optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, 1, share), progress)
-        prover = usable(problem, options.provers)[0]
-        destructive(problem, outcome, found, limits, deadline, options, progress, prover)
+        optimise(job, job.solver(limits.time_limit, 1, _share(options, limits, MIN_OPTIMISE_ALONE)))
+        destructive(job, usable(problem, options.provers)[0])
         return outcome
     # a good incumbent first (the heuristic one would send the provers after stale targets)
-    share = _share(options, limits, MIN_OPTIMISE)
-    optimise(problem, outcome, found, options, _solver(limits, share, limits.workers), progress)
+    optimise(job, job.solver(_share(options, limits, MIN_OPTIMISE), limits.workers))
     if not outcome.done():
-        _side_by_side(problem, outcome, found, limits, deadline, options, progress)
+        _side_by_side(job)
     return outcome
 
 
@@ -238,28 +230,14 @@ def _share(options: Options, limits: Limits, least: float) -> float:
     return max(options.optimise_share * limits.time_limit, min(least, limits.time_limit / 2))
 
 
-def _side_by_side(
-    problem: Problem,
-    outcome: Outcome,
-    found: Structure,
-    limits: Limits,
-    deadline: float,
-    options: Options,
-    progress: Progress | None,
-) -> None:
+def _side_by_side(job: Job) -> None:
     """The provers, one worker each, and the optimiser on the workers left over, until the deadline."""
-    provers = usable(problem, options.provers)[: limits.workers]
-    threads = [
-        threading.Thread(
-            target=destructive, args=(problem, outcome, found, limits, deadline, options, progress, prover)
-        )
-        for prover in provers
-    ]
+    provers = usable(job.problem, job.options.provers)[: job.limits.workers]
+    threads = [threading.Thread(target=destructive, args=(job, prover)) for prover in provers]
     for thread in threads:
         thread.start()
-    left = limits.workers - len(provers)
+    left = job.limits.workers - len(provers)
     if left > 0:
-        remaining = deadline - time.monotonic()
-        optimise(problem, outcome, found, options, _solver(limits, remaining, left), progress)
+        optimise(job, job.solver(job.deadline - time.monotonic(), left))
     for thread in threads:
         thread.join()
