@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ortools.sat.python import cp_model
 
@@ -20,6 +21,10 @@ from peakopt.solver.scaling import Problem
 
 #: progress(incumbent, bound), both in ticks; the incumbent is None before the first schedule.
 Progress = Callable[[int | None, int], None]
+
+
+#: The decision searches of the destructive step: the problem as it is, or time-mirrored.
+Prover = Literal["forward", "mirrored"]
 
 
 @dataclass(frozen=True)
@@ -35,28 +40,29 @@ class Options:
     destructive
         After the optimisation phase, prove ``makespan <= UB - 1`` infeasible (or improve).
     optimise_share
-        Share of the time limit given to the optimisation phase when ``destructive``.
-    decision_redundant
-        Keep the cliques, orderings and makespan interval in set-times decision models too.
+        Share of the time limit given to the first optimisation phase (all
+        workers) before the provers start, when ``destructive``.
     orderings
         A literal "a before b" per pair of pieces that exceed a capacity together.
-    keep_optimiser
-        With several workers, keep the optimiser on all of them throughout and
-        add the prover as one more thread after the first phase.
-    decision_fixed
-        On coarse time grids, search the decision models with one set-times
-        worker (earliest start first, learning from conflicts) instead of the
-        default portfolio.
+    provers
+        The decision searches run side by side after the first phase, one
+        worker each (the mirrored one on coarse time grids only); workers
+        left over keep optimising.
+    decision_plain
+        On coarse time grids, ask the decision question of the plain model
+        (no cliques, no makespan interval).
+    decision_lp
+        Keep CP-SAT's LP relaxation in those plain decision searches.
     """
 
     cliques: bool = True
     makespan_interval: bool = True
     destructive: bool = True
-    optimise_share: float = 0.1
-    decision_redundant: bool = False
-    decision_fixed: bool = True
+    optimise_share: float = 0.02
     orderings: bool = True
-    keep_optimiser: bool = False
+    provers: tuple[Prover, ...] = ("forward", "mirrored")
+    decision_plain: bool = True
+    decision_lp: bool = False
 
 
 @dataclass

@@ -1,14 +1,16 @@
-"""CP-SAT search: optimise from the heuristic schedule, and a destructive lower-bound step.
+"""CP-SAT search: optimise from the heuristic schedule, then destructive lower-bound steps.
 
 The optimisation search finds the optimum of hard RCPSP instances long before
 it proves it (PSPLIB j3029_3: the bound stalls at 63–73 against an optimum of
 78). Asking the decision question "is there a schedule ending by UB − 1?" on a
 model whose horizon is UB − 1 closes such gaps much faster: infeasible proves
 UB optimal; feasible gives a better schedule and the question is asked again.
-Neither wins everywhere (the optimisation search proves j3013_1 in 7 s, the
-decision step takes 30 s there), so with two or more workers both run side by
-side and the first proof stops the other; with one worker they take turns
-(a deterministic budget first, so that runs repeat exactly).
+With two or more workers a short optimisation on all of them finds a good
+incumbent, then the provers (one worker each, different searches, see
+``decide.py``) ask the question side by side, any workers left over keep
+optimising, and the first proof stops the others. With one worker the
+optimiser and a prover take turns (a deterministic budget first, so that runs
+repeat exactly).
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from peakopt.solver.conflicts import Structure
-from peakopt.solver.cpsat import Options, Progress, build
-from peakopt.solver.decide import attempt, starts_of
+from peakopt.solver.cpsat import Options, Progress, Prover, build
+from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem
 
 #: Phases shorter than this are not started (seconds).
 MIN_PHASE = 0.01
-#: With one worker, the optimisation phase gets at least this long (or half the limit, if shorter).
-MIN_OPTIMISE = 5.0
+#: The first optimisation phase gets at least this long (or half the limit, if shorter): in
+#: seconds with several workers, in deterministic seconds with one.
+MIN_OPTIMISE = 1.0
+MIN_OPTIMISE_ALONE = 5.0
 
 
 @dataclass(frozen=True)
@@ -53,16 +57,7 @@ class Outcome:
     gap_limit: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
-    asking: tuple[int, cp_model.CpSolver] | None = field(default=None, repr=False)
-    finished: threading.Event = field(default_factory=threading.Event, repr=False)
-
-    def wait_done(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for the other search to finish; whether it did."""
-        return self.finished.wait(seconds)
-
-    def finish(self) -> None:
-        """The optimiser has returned: a waiting prover need not start."""
-        self.finished.set()
+    asking: dict[cp_model.CpSolver, int] = field(default_factory=dict, repr=False)
 
     def done(self, gap_limit: float | None = None) -> bool:
         """Whether the bound meets the makespan, or the gap is within the gap limit."""
@@ -72,14 +67,15 @@ class Outcome:
     def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str | None) -> None:
         """Keep a better schedule or bound; once done, stop every running search.
 
-        A better schedule also stops a decision search that asks about a
-        target it makes stale, so that the prover asks again below it.
+        A better schedule also stops every decision search that asks about
+        a target it makes stale, so that its prover asks again below it.
         """
         with self.lock:
             if starts is not None and end(problem, starts) < self.makespan:
                 self.starts, self.makespan = starts, end(problem, starts)
-                if self.asking is not None and self.asking[0] >= self.makespan:
-                    self.asking[1].stop_search()
+                for solver, target in self.asking.items():
+                    if target >= self.makespan:
+                        solver.stop_search()
             if bound is not None:
                 self.bound = max(self.bound, bound)
             self.bound = min(self.bound, self.makespan)
@@ -94,6 +90,31 @@ class Outcome:
         with self.lock:
             self.solvers.append(solver)
             return not self.done()
+
+
+@dataclass(frozen=True)
+class Job:
+    """One search: the problem, what it may use, its limits, and the outcome its threads share."""
+
+    problem: Problem
+    outcome: Outcome
+    found: Structure
+    limits: Limits
+    options: Options
+    deadline: float
+    progress: Progress | None = None
+
+    def solver(self, seconds: float, workers: int, deterministic: float | None = None) -> cp_model.CpSolver:
+        """A CP-SAT solver for ``seconds`` (and ``deterministic`` seconds) on ``workers`` threads."""
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.num_workers = workers
+        params.random_seed = self.limits.seed
+        params.max_time_in_seconds = max(seconds, MIN_PHASE)
+        params.relative_gap_limit = self.limits.gap_limit
+        if deterministic is not None:
+            params.max_deterministic_time = deterministic
+        return solver
 
 
 class _Watcher(cp_model.CpSolverSolutionCallback):
@@ -111,32 +132,12 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
             self.progress(round(self.objective_value), math.ceil(self.best_objective_bound - 1e-6))
 
 
-def _solver(
-    limits: Limits, seconds: float, workers: int, deterministic: float | None = None
-) -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    params = solver.parameters
-    params.num_workers = workers
-    params.random_seed = limits.seed
-    params.max_time_in_seconds = max(seconds, MIN_PHASE)
-    params.relative_gap_limit = limits.gap_limit
-    if deterministic is not None:
-        params.max_deterministic_time = deterministic
-    return solver
-
-
-def optimise(
-    problem: Problem,
-    outcome: Outcome,
-    found: Structure,
-    options: Options,
-    solver: cp_model.CpSolver,
-    progress: Progress | None,
-) -> None:
+def optimise(job: Job, solver: cp_model.CpSolver) -> None:
     """Minimise the makespan from the current best schedule as hint and horizon."""
+    problem, outcome, progress = job.problem, job.outcome, job.progress
     with outcome.lock:
         hint, horizon, lower = list(outcome.starts), outcome.makespan, outcome.bound
-    model = build(problem, horizon=horizon, lower=lower, found=found, options=options)
+    model = build(problem, horizon=horizon, lower=lower, found=job.found, options=job.options)
     for var, value in zip(model.starts, hint, strict=True):
         model.model.add_hint(var, value)
     model.model.add_hint(model.makespan, horizon)
@@ -162,31 +163,25 @@ def optimise(
     outcome.offer(problem, starts, bound, f"optimise:{solver.status_name(status).lower()}")
 
 
-def destructive(
-    problem: Problem,
-    outcome: Outcome,
-    found: Structure,
-    limits: Limits,
-    deadline: float,
-    options: Options,
-    progress: Progress | None,
-) -> None:
+def destructive(job: Job, prover: Prover) -> None:
     """Ask "a schedule ending by UB − 1?" until infeasible (UB proven), out of time, or done."""
+    problem, outcome = job.problem, job.outcome
     while True:
-        seconds = deadline - time.monotonic()
+        seconds = job.deadline - time.monotonic()
         with outcome.lock:
             target, lower = outcome.makespan - 1, outcome.bound
         if outcome.done() or seconds < MIN_PHASE:
             return
-        run = attempt(problem, target, lower, found, options, _solver(limits, seconds, 1))
+        run = attempt(problem, target, lower, job.found, job.options, job.solver(seconds, 1), prover)
         if not outcome.register(run.solver):
             return
         with outcome.lock:
-            outcome.asking = (target, run.solver)
+            outcome.asking[run.solver] = target
         status = run.solver.solve(run.model.model)
         with outcome.lock:
-            outcome.asking, stale = None, outcome.makespan <= target
-        note = f"ub-1={target}:{run.solver.status_name(status).lower()}"
+            del outcome.asking[run.solver]
+            stale = outcome.makespan <= target
+        note = f"{prover}:ub-1={target}:{run.solver.status_name(status).lower()}"
         if status == cp_model.INFEASIBLE:
             outcome.offer(problem, None, target + 1, note)
         elif status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
@@ -195,31 +190,8 @@ def destructive(
             outcome.offer(problem, None, None, note)
             if not stale:
                 return
-        if progress is not None:
-            progress(outcome.makespan, outcome.bound)
-
-
-def _overlapped(
-    problem: Problem,
-    outcome: Outcome,
-    found: Structure,
-    limits: Limits,
-    deadline: float,
-    share: float,
-    options: Options,
-    progress: Progress | None,
-) -> None:
-    """The optimiser on every worker all along; the prover joins after ``share`` seconds."""
-
-    def prover() -> None:
-        if not outcome.wait_done(share):
-            destructive(problem, outcome, found, limits, deadline, options, progress)
-
-    thread = threading.Thread(target=prover)
-    thread.start()
-    optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress)
-    outcome.finish()
-    thread.join()
+        if job.progress is not None:
+            job.progress(outcome.makespan, outcome.bound)
 
 
 def search(
@@ -233,42 +205,39 @@ def search(
     progress: Progress | None = None,
 ) -> Outcome:
     """Improve ``initial`` (a feasible schedule in ticks) and raise ``lower`` within the limits."""
-    deadline = time.monotonic() + limits.time_limit
     span = end(problem, initial)
     outcome = Outcome(list(initial), span, min(lower, span), gap_limit=limits.gap_limit)
+    job = Job(problem, outcome, found, limits, options, time.monotonic() + limits.time_limit, progress)
     if outcome.done():
         return outcome
     if not options.destructive:
-        optimise(
-            problem, outcome, found, options, _solver(limits, limits.time_limit, limits.workers), progress
-        )
+        optimise(job, job.solver(limits.time_limit, limits.workers))
         return outcome
-    share = max(options.optimise_share * limits.time_limit, min(MIN_OPTIMISE, limits.time_limit / 2))
     if limits.workers == 1:
         # a deterministic budget keeps the turn, and so the whole run, reproducible
-        optimise(problem, outcome, found, options, _solver(limits, limits.time_limit, 1, share), progress)
-        destructive(problem, outcome, found, limits, deadline, options, progress)
+        optimise(job, job.solver(limits.time_limit, 1, _share(options, limits, MIN_OPTIMISE_ALONE)))
+        destructive(job, usable(problem, options.provers)[0])
         return outcome
-    if options.keep_optimiser:
-        _overlapped(problem, outcome, found, limits, deadline, share, options, progress)
-        return outcome
-    # a good incumbent first (the heuristic one would send the prover after stale targets)
-    optimise(problem, outcome, found, options, _solver(limits, share, limits.workers), progress)
-    if outcome.done():
-        return outcome
-    remaining = deadline - time.monotonic()
-    prover = threading.Thread(
-        target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
-    )
-    prover.start()
-    optimise(problem, outcome, found, options, _solver(limits, remaining, limits.workers - 1), progress)
-    prover.join()
+    # a good incumbent first (the heuristic one would send the provers after stale targets)
+    optimise(job, job.solver(_share(options, limits, MIN_OPTIMISE), limits.workers))
+    if not outcome.done():
+        _side_by_side(job)
     return outcome
-    remaining = deadline - time.monotonic()
-    prover = threading.Thread(
-        target=destructive, args=(problem, outcome, found, limits, deadline, options, progress)
-    )
-    prover.start()
-    optimise(problem, outcome, found, options, _solver(limits, remaining, limits.workers - 1), progress)
-    prover.join()
-    return outcome
+
+
+def _share(options: Options, limits: Limits, least: float) -> float:
+    """Length of the first optimisation phase: a share of the limit, at least ``least`` (or half)."""
+    return max(options.optimise_share * limits.time_limit, min(least, limits.time_limit / 2))
+
+
+def _side_by_side(job: Job) -> None:
+    """The provers, one worker each, and the optimiser on the workers left over, until the deadline."""
+    provers = usable(job.problem, job.options.provers)[: job.limits.workers]
+    threads = [threading.Thread(target=destructive, args=(job, prover)) for prover in provers]
+    for thread in threads:
+        thread.start()
+    left = job.limits.workers - len(provers)
+    if left > 0:
+        optimise(job, job.solver(job.deadline - time.monotonic(), left))
+    for thread in threads:
+        thread.join()

@@ -1,0 +1,65 @@
+"""The destructive step's provers: forward and mirrored decision searches prove j30 optima."""
+
+from __future__ import annotations
+
+import time
+from typing import get_args
+
+import pytest
+from paths import J30, j30_optima
+
+from peakopt.instances import load
+from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle import evaluate
+from peakopt.solver.bounds import lower_bound
+from peakopt.solver.conflicts import greedy_cliques, structure
+from peakopt.solver.cpsat import Options, Prover
+from peakopt.solver.decide import usable
+from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
+from peakopt.solver.heuristics import best_schedule
+from peakopt.solver.scaling import scale
+from peakopt.solver.search import Job, Limits, Outcome, destructive
+
+NAME = "j3013_1"  # the heuristic start is 3 above the optimum, proven in 1–2 s by either prover
+
+
+def _j30(name: str) -> tuple[Workflow, Machine]:
+    suite = load(J30 / f"{name}.sm")
+    return suite.workflows[0], suite.machines[0]
+
+
+@pytest.mark.parametrize("prover", get_args(Prover))
+def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prover) -> None:
+    workflow, machine = _j30(NAME)
+    problem = scale(workflow, machine)
+    cliques = greedy_cliques(problem)
+    initial = to_ticks(problem, best_schedule(workflow, machine, seed=0, effort="fast"))
+    assert initial is not None
+    optimum = j30_optima()[NAME]
+    assert end(problem, initial) > optimum  # so the prover has to find better schedules too
+    outcome = Outcome(initial, end(problem, initial), lower_bound(problem, cliques))
+    limits = Limits(time_limit=60, workers=1, seed=0)
+    deadline = time.monotonic() + limits.time_limit
+    destructive(Job(problem, outcome, structure(problem, cliques), limits, Options(), deadline), prover)
+    assert outcome.makespan == outcome.bound == optimum
+    assert outcome.phases[-1] == f"{prover}:ub-1={optimum - 1}:infeasible"
+    assert feasible(problem, outcome.starts)
+    schedule = Schedule(
+        workflow=workflow.id, machine=machine.name, starts=to_seconds(problem, outcome.starts)
+    )
+    score = evaluate(workflow, machine, schedule)
+    assert score.valid and score.safe and score.makespan == optimum
+
+
+def test_the_mirrored_prover_runs_on_coarse_grids_only() -> None:
+    coarse = scale(*_j30(NAME))
+    steps = (
+        Task(id="a", duration=1.01, demand={"cpu": 2}),
+        Task(id="b", duration=0.55, demand={"cpu": 1}, depends_on=("a",)),
+    )
+    fine = scale(Workflow(id="fine", tasks=steps), Machine(name="m", capacity={"cpu": 2}))
+    assert coarse.coarse and not fine.coarse
+    assert usable(coarse, ("forward", "mirrored")) == ("forward", "mirrored")
+    assert usable(coarse, ("mirrored",)) == ("mirrored",)
+    assert usable(fine, ("forward", "mirrored")) == ("forward",)
+    assert usable(fine, ("mirrored",)) == ("forward",)
