@@ -42,20 +42,33 @@ def test_every_format_reads_from_a_pipe(source: Path) -> None:
     assert suite.machines[0].capacity == load(source).machines[0].capacity
 
 
-def test_a_pipe_is_read_once(tmp_path: Path) -> None:
+def test_a_fifo_is_opened_once(tmp_path: Path) -> None:
     fifo = tmp_path / "input.sm"
     os.mkfifo(fifo)
     text = (J30 / "j301_1.sm").read_bytes()
+    done = threading.Event()
+    reopened: list[bool] = []
 
     def feed() -> None:
-        with fifo.open("wb") as out:  # blocks until the reader opens it, once
+        with fifo.open("wb") as out:  # blocks until the reader opens it
             out.write(text)
+        # a reader that opens it again would wait for a writer for ever: be that
+        # writer, with nothing to say, so that it fails instead of hanging
+        while not done.wait(0.01):
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                continue  # nobody is waiting to read
+            reopened.append(True)
 
     writer = threading.Thread(target=feed)
     writer.start()
-    suite = load(fifo)
-    writer.join(timeout=30)
-    assert not writer.is_alive()
+    try:
+        suite = load(fifo)
+    finally:
+        done.set()
+        writer.join()
+    assert not reopened
     assert suite.workflows[0].id == "input" and len(suite.workflows[0].tasks) == 30
 
 
