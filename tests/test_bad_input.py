@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 from paths import J30, PATTERSON
 
 from peakopt.cli.main import cli
-from peakopt.instances import InputError, load
+from peakopt.instances import InputError, load, parse_text
 
 
 def workflow(**task_b: object) -> str:
@@ -35,22 +37,27 @@ def deep_meta(depth: int) -> str:
     return '{"id": "w", "meta": {"x": ' + nested(depth) + '}, "tasks": [{"id": "a", "duration": 1}]}'
 
 
+def template_context() -> dict[str, Any]:
+    """A PeakBench context as the paper's template writes it."""
+    return {
+        "steps": {"a": "orders.get_order(id)", "b": "risk.score(order)"},
+        "dependency_structure": {"b": ["a"]},
+        "machine": {"cpu_capacity": "4", "memory_mb_capacity": 8192},
+        "resource_costs": {
+            "steps": {
+                "a": {"duration_s": "1.5", "cpu_peak_cores": 1, "memory_mb": 100},
+                "b": {"duration_s": 2, "cpu_peak_cores": "0.5", "memory_mb": 200},
+            }
+        },
+        "task": "descriptive",
+    }
+
+
 def context(change: Callable[[dict[str, Any]], object] | None = None) -> Writer:
-    """A PeakBench context as the paper's template writes it, changed by ``change``."""
+    """A writer of the template context, changed by ``change``."""
 
     def write(path: Path) -> None:
-        data: dict[str, Any] = {
-            "steps": {"a": "orders.get_order(id)", "b": "risk.score(order)"},
-            "dependency_structure": {"b": ["a"]},
-            "machine": {"cpu_capacity": "4", "memory_mb_capacity": 8192},
-            "resource_costs": {
-                "steps": {
-                    "a": {"duration_s": "1.5", "cpu_peak_cores": 1, "memory_mb": 100},
-                    "b": {"duration_s": 2, "cpu_peak_cores": "0.5", "memory_mb": 200},
-                }
-            },
-            "task": "descriptive",
-        }
+        data = template_context()
         if change is not None:
             change(data)
         path.write_text(json.dumps(data))
@@ -594,3 +601,82 @@ def test_errors_name_a_line_once(
     for line in (result.stdout + result.stderr).splitlines():
         assert not re.search(r"\bline (\d+)\b.*\bline \1\b", line), line
     assert "Traceback" not in result.output
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=12,
+)
+TEMPLATE_PLACES = [
+    ("steps",),
+    ("steps", "a"),
+    ("dependency_structure",),
+    ("dependency_structure", "b"),
+    ("machine",),
+    ("machine", "cpu_capacity"),
+    ("machine", "other_capacity"),
+    ("machine", "name"),
+    ("resource_costs",),
+    ("resource_costs", "steps"),
+    ("resource_costs", "steps", "a"),
+    ("resource_costs", "steps", "a", "duration_s"),
+    ("resource_costs", "steps", "a", "other_demand"),
+    ("workflow_id",),
+]
+
+
+@given(st.sampled_from(TEMPLATE_PLACES), JSON_VALUES)
+def test_any_value_anywhere_in_a_context_is_read_or_refused_in_words(
+    place: tuple[str, ...], value: Any
+) -> None:
+    data = template_context()
+    node = data
+    for key in place[:-1]:
+        node = node[key]
+    node[place[-1]] = value
+    try:
+        parse_text(json.dumps(data), Path("ctx.json"))
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("ctx.json")
+
+
+SUITE_PLACES = [
+    ("workflows",),
+    ("workflows", 0),
+    ("workflows", 0, "id"),
+    ("workflows", 0, "tasks"),
+    ("workflows", 0, "tasks", 1),
+    ("workflows", 0, "tasks", 1, "depends_on"),
+    ("workflows", 0, "tasks", 1, "duration"),
+    ("workflows", 0, "tasks", 1, "demand"),
+    ("workflows", 0, "tasks", 1, "profile"),
+    ("workflows", 0, "meta"),
+    ("machines",),
+    ("machines", 0),
+    ("machines", 0, "capacity"),
+    ("machines", 0, "name"),
+]
+
+
+@given(st.sampled_from(SUITE_PLACES), JSON_VALUES)
+def test_any_value_anywhere_in_a_suite_is_read_or_refused_in_words(
+    place: tuple[str | int, ...], value: Any
+) -> None:
+    data = json.loads(suite(cpu=4))
+    node = data
+    for key in place[:-1]:
+        node = node[key]
+    node[place[-1]] = value
+    try:
+        parse_text(json.dumps(data), Path("suite.json"))
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("suite.json")
+
+
+@given(JSON_VALUES, st.sampled_from(["json", "jsonl", "rasc"]))
+def test_any_json_document_is_read_or_refused_in_words(value: Any, fmt: str) -> None:
+    try:
+        parse_text(json.dumps(value), Path("doc.json"), format=fmt)
+    except InputError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("doc.json")
