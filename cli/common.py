@@ -8,7 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from peakopt.instances import FORMATS, load, merge
+from peakopt.instances import FORMATS, expand, load
+from peakopt.instances.native import merge_files
 from peakopt.instances.peakbench import CPU_CHOICES
 from peakopt.models import PeakoptError, Suite
 
@@ -49,9 +50,27 @@ def input_options(func: F) -> F:
     return func
 
 
+def input_files(paths: Iterable[str]) -> list[str]:
+    """The files to read: each directory replaced by its input files, in sorted order.
+
+    Warns once about files of those directories left out (PSPLIB result tables).
+
+    Raises
+    ------
+    InputError
+        On a directory that cannot be listed or holds no input file.
+    """
+    expanded = expand(paths)
+    if expanded.skipped:
+        warn(f"skipped {', '.join(expanded.skipped)}: PSPLIB result tables (optima, bounds), not instances")
+    return list(expanded.files)
+
+
 def read_inputs(paths: Iterable[str], fmt: str | None, cpu: str, keep_dummies: bool) -> Suite:
-    """Load and merge every input into one suite."""
-    return merge(load(p, format=fmt, cpu=cpu, keep_dummies=keep_dummies) for p in paths)
+    """Load every input (every input file of a directory) and merge them into one suite."""
+    return merge_files(
+        (path, load(path, format=fmt, cpu=cpu, keep_dummies=keep_dummies)) for path in input_files(paths)
+    )
 
 
 def package_version() -> str:
@@ -75,8 +94,8 @@ def unconstrained(suite: Suite) -> list[str]:
     ]
 
 
-def warn_unconstrained(suite: Suite) -> None:
+def warn_unconstrained(*suites: Suite) -> None:
     """One ``Warning:`` line naming every resource a machine leaves unconstrained, if any."""
-    notes = unconstrained(suite)
+    notes = list(dict.fromkeys(note for suite in suites for note in unconstrained(suite)))
     if notes:
         warn("; ".join(notes))

@@ -11,9 +11,10 @@ from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.cli.common import input_options, read_inputs
+from peakopt.cli.common import input_options
 from peakopt.cli.inputs import summary
-from peakopt.instances import InputError, write_atomic
+from peakopt.cli.targets import Scopes
+from peakopt.instances import InputError, read_text, write_atomic
 from peakopt.instances.catalog import Catalog, parse_catalog
 from peakopt.instances.compact import compact_json
 from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite
@@ -109,11 +110,7 @@ def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **opt
 def _catalog(path: str | None) -> Catalog | None:
     if path is None:
         return None
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, "", f"cannot be read ({exc.strerror})") from None
-    return parse_catalog(text, path)
+    return parse_catalog(read_text(path), path)
 
 
 def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
@@ -175,18 +172,25 @@ def prompt(
 
     Example: peakopt prompt bundled:default --setting rasc -o prompts.jsonl
     """
-    suite = read_inputs(paths, fmt, cpu, keep_dummies)
-    if not suite.machines:
-        raise InputError(", ".join(paths), "machines", "prompts need machine profiles; the input has none")
-    known = {m.name for m in suite.machines}
+    scopes = Scopes.read(paths, fmt, cpu, keep_dummies)
+    known = {m.name for suite in scopes.suites for m in suite.machines}
     for name in machines:
         if name not in known:
-            known_list = ", ".join(sorted(known))
+            known_list = ", ".join(sorted(known)) or "none"
             raise click.BadParameter(f"no machine {name!r}; known: {known_list}", param_hint="--machine")
-    text = to_jsonl(prompt_records(suite, setting, machines or None))
+    records: list[dict[str, Any]] = []
+    for path, suite in scopes.files:
+        if not suite.machines:
+            raise InputError(path, "machines", "prompts need machine profiles; the input has none")
+        names = {m.name for m in suite.machines}
+        chosen = [name for name in machines if name in names]
+        if machines and not chosen:
+            continue  # --machine names none of the machines this file's workflows run on
+        records.extend(prompt_records(suite, setting, chosen or None))
+    text = to_jsonl(records)
     if output is None:
         click.echo(text, nl=False)
     else:
         write_atomic(output, text)
     count = text.count("\n")
-    click.echo(f"{count} prompt{'s' * (count != 1)} ({setting}) for {summary(suite)}", err=True)
+    click.echo(f"{count} prompt{'s' * (count != 1)} ({setting}) for {summary(*scopes.suites)}", err=True)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from peakopt.cli.common import input_options, read_inputs, unconstrained, warn
+from peakopt.cli.common import input_files, input_options, read_inputs, unconstrained, warn
 from peakopt.instances import WRITE_FORMATS, InputError, load, render, write_atomic
 from peakopt.models import Machine, Schedule, Segment, SolveResult, Suite, Task, Workflow
 
@@ -23,11 +23,11 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 }
 
 
-def summary(suite: Suite) -> str:
-    """``2 workflows (12 tasks), 1 machine`` for a suite."""
-    tasks = sum(len(w.tasks) for w in suite.workflows)
-    workflows = len(suite.workflows)
-    machines = len(suite.machines)
+def summary(*suites: Suite) -> str:
+    """``2 workflows (12 tasks), 1 machine`` for a suite (or several: machines counted once)."""
+    tasks = sum(len(w.tasks) for suite in suites for w in suite.workflows)
+    workflows = sum(len(suite.workflows) for suite in suites)
+    machines = len({(m.name, tuple(sorted(m.capacity.items()))) for suite in suites for m in suite.machines})
     return (
         f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
         f"{machines} machine{'s' * (machines != 1)}"
@@ -41,37 +41,50 @@ def summary(suite: Suite) -> str:
 def validate(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bool, as_json: bool) -> None:
     """Check input files: one line per file, OK with counts or the error.
 
-    Exits 1 when any file is bad.
+    A directory means every input file in it (.json, .jsonl, .ndjson, .sm,
+    .rcp), in sorted order. Exits 1 when any file is bad.
 
     Example: peakopt validate bundled:refund ../shared/psplib/j30/*.sm
     """
     failed = 0
-    for path in paths:
-        record: dict[str, Any] = {"path": path}
+    for given in paths:
         try:
-            suite = load(path, format=fmt, cpu=cpu, keep_dummies=keep_dummies)
+            files = input_files([given])
         except InputError as exc:
             failed += 1
-            record.update(ok=False, error=str(exc))
-            if not as_json:
-                click.echo(f"Error: {exc}", err=True)
-        else:
+            _report({"path": given, "ok": False, "error": str(exc)}, as_json)
+            continue
+        for path in files:
+            try:
+                suite = load(path, format=fmt, cpu=cpu, keep_dummies=keep_dummies)
+            except InputError as exc:
+                failed += 1
+                _report({"path": path, "ok": False, "error": str(exc)}, as_json)
+                continue
             notes = unconstrained(suite)
-            record.update(
-                ok=True,
-                workflows=len(suite.workflows),
-                tasks=sum(len(w.tasks) for w in suite.workflows),
-                machines=[m.name for m in suite.machines],
-                warnings=notes,
-            )
-            if not as_json:
-                click.echo(f"OK {path}: {summary(suite)}")
-                for note in notes:
-                    warn(f"{path}: {note}")
-        if as_json:
-            click.echo(json.dumps(record))
+            record = {
+                "path": path,
+                "ok": True,
+                "workflows": len(suite.workflows),
+                "tasks": sum(len(w.tasks) for w in suite.workflows),
+                "machines": [m.name for m in suite.machines],
+                "warnings": notes,
+            }
+            _report(record, as_json, summary(suite))
     if failed:
         raise SystemExit(1)
+
+
+def _report(record: dict[str, Any], as_json: bool, counts: str = "") -> None:
+    """One file's line: a JSON record on stdout, or OK on stdout / Error on stderr."""
+    if as_json:
+        click.echo(json.dumps(record))
+    elif not record["ok"]:
+        click.echo(f"Error: {record['error']}", err=True)
+    else:
+        click.echo(f"OK {record['path']}: {counts}")
+        for note in record["warnings"]:
+            warn(f"{record['path']}: {note}")
 
 
 @click.command()

@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 import click
 from pydantic import BaseModel, ValidationError
 
-from peakopt.cli.common import input_options, read_inputs, warn_unconstrained
+from peakopt.cli.common import input_options, warn_unconstrained
 from peakopt.cli.tables import (
     correlation_table,
     dump_rows,
@@ -18,6 +18,7 @@ from peakopt.cli.tables import (
     to_csv,
     to_json,
 )
+from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
 from peakopt.instances.records import read_records, read_references, write_jsonl
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
@@ -128,15 +129,15 @@ def score(
 
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
     """
-    suite = read_inputs(suite_paths, fmt, cpu, keep_dummies)
-    warn_unconstrained(suite)
+    scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
+    warn_unconstrained(*scopes.suites)
     references = index_references(read_references(reference)) if reference else {}
     # click.Choice has checked the values against the Literal types' members
     options = Options(
         mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)
     )
     rows = [
-        score_record(r.data, suite, references, options, line=r.line, error=r.error)
+        score_record(r.data, scopes.of(r.data), references, options, line=r.line, error=r.error)
         for r in read_records(schedules)
     ]
     _emit(rows, as_json, as_csv, output)
@@ -190,8 +191,11 @@ def plan_score(
 
     Example: peakopt plan-score --truth bundled:refund --predictions plans.jsonl --scores scores.jsonl
     """
-    suite = read_inputs(truth_paths, fmt, cpu, keep_dummies)
-    rows = [score_prediction(r.data, suite, line=r.line, error=r.error) for r in read_records(predictions)]
+    scopes = Scopes.read(truth_paths, fmt, cpu, keep_dummies)
+    rows = [
+        score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
+        for r in read_records(predictions)
+    ]
     _emit(rows, as_json, as_csv, output)
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:

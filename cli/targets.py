@@ -2,18 +2,23 @@
 
 ``schedule``, ``solve``, ``stress`` and ``plot`` all read their inputs this
 way: each file on its own (PSPLIB files all name their machine ``psplib``,
-with different capacities), each workflow on its own file's machines unless
-``--machine`` names others.
+with different capacities; a directory is its input files, each read on its
+own), each workflow on its own file's machines unless ``--machine`` names
+others. ``score``, ``plan-score`` and ``prompt`` judge each workflow on its
+own file's machines plus those that mean one capacity in every input
+(:class:`Scopes`).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import click
 
-from peakopt.cli.common import unconstrained, warn
+from peakopt.cli.common import input_files, unconstrained, warn
 from peakopt.instances import BUNDLED_PREFIX, InputError, load
 from peakopt.instances.machine_files import load_machines
 from peakopt.models import Machine, Suite, Workflow
@@ -22,22 +27,42 @@ from peakopt.models import Machine, Suite, Workflow
 Target = tuple[Workflow, list[Machine]]
 
 
-def read_each(paths: tuple[str, ...], read: dict[str, Any]) -> list[Suite]:
-    """Each input as its own suite (``read``: keyword arguments of ``load``).
+def read_files(paths: Iterable[str], read: dict[str, Any]) -> list[tuple[str, Suite]]:
+    """Each input file (each file of a directory) with its own suite (``read``: arguments of ``load``).
 
     Raises
     ------
     InputError
         When two inputs hold a workflow of the same id.
     """
-    suites = [load(path, **read) for path in paths]
-    seen: set[str] = set()
-    for path, suite in zip(paths, suites, strict=True):
+    found = [(path, load(path, **read)) for path in input_files(paths)]
+    seen: dict[str, str] = {}
+    for path, suite in found:
         for workflow in suite.workflows:
             if workflow.id in seen:
-                raise InputError(path, f"workflow {workflow.id!r}", "duplicate workflow id across the inputs")
-            seen.add(workflow.id)
-    return suites
+                also = f" (also in {seen[workflow.id]})"
+                raise InputError(
+                    path, f"workflow {workflow.id!r}", "duplicate workflow id across the inputs" + also
+                )
+            seen[workflow.id] = path
+    return found
+
+
+def read_each(paths: tuple[str, ...], read: dict[str, Any]) -> list[Suite]:
+    """Each input file's suite, in order (see :func:`read_files`)."""
+    return [suite for _, suite in read_files(paths, read)]
+
+
+def agreed(inputs: Iterable[Suite]) -> tuple[dict[str, Machine], set[str]]:
+    """Machines by name whose name means one capacity in every input, and the names that do not."""
+    by_name: dict[str, Machine] = {}
+    ambiguous: set[str] = set()
+    for suite in inputs:
+        for machine in suite.machines:
+            known = by_name.setdefault(machine.name, machine)
+            if known.capacity != machine.capacity:
+                ambiguous.add(machine.name)
+    return {n: m for n, m in by_name.items() if n not in ambiguous}, ambiguous
 
 
 def _by_name(ref: str, own: Suite, inputs: list[Suite]) -> Machine | None:
@@ -45,16 +70,64 @@ def _by_name(ref: str, own: Suite, inputs: list[Suite]) -> Machine | None:
     for machine in own.machines:
         if machine.name == ref:
             return machine
-    found = {tuple(sorted(m.capacity.items())): m for s in inputs for m in s.machines if m.name == ref}
-    if len(found) > 1:
+    found, ambiguous = agreed(inputs)
+    if ref in ambiguous:
         raise click.BadParameter(
             f"machine {ref!r} has different capacities in different inputs", param_hint="'--machine'"
         )
-    return next(iter(found.values()), None)
+    return found.get(ref)
 
 
-def pick_machines(refs: tuple[str, ...], own: Suite, inputs: list[Suite]) -> list[Machine]:
-    """The machines for ``own``'s workflows: each ``--machine`` ref (a name or a file), else its own."""
+class Scopes:
+    """Each input file's workflows with the machines they are judged on.
+
+    A file's own machines, then every other machine whose name means one
+    capacity in all the inputs: for inputs that agree this is the merged
+    suite, and a folder of PSPLIB files (each its own ``psplib``) still works.
+
+    Parameters
+    ----------
+    files
+        (path, suite) per input file, in order, each suite with the machines of its scope.
+    """
+
+    def __init__(self, files: Iterable[tuple[str, Suite]]) -> None:
+        self.files = tuple(files)
+        self.suites = tuple(suite for _, suite in self.files)
+        self._index = {w.id: k for k, suite in enumerate(self.suites) for w in suite.workflows}
+
+    @classmethod
+    def read(cls, paths: Iterable[str], fmt: str | None, cpu: str, keep_dummies: bool) -> Scopes:
+        """The scopes of the input files of ``paths`` (directories expanded)."""
+        inputs = read_files(paths, {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies})
+        found, _ = agreed(suite for _, suite in inputs)
+        files = []
+        for path, suite in inputs:
+            own = {m.name: m for m in suite.machines}
+            machines = {**own, **{n: m for n, m in found.items() if n not in own}}
+            scope = Suite(machines=tuple(machines.values()), workflows=suite.workflows, meta=suite.meta)
+            files.append((path, scope))
+        return cls(files)
+
+    def of(self, record: Mapping[str, Any] | None) -> Suite:
+        """The suite a record is judged against: the scope of the file holding its workflow."""
+        name = record.get("workflow") if record else None
+        # an unknown workflow is judged against any scope, and the oracle says it is unknown
+        return self.suites[self._index.get(name, 0) if isinstance(name, str) else 0]
+
+
+def pick_machines(
+    refs: tuple[str, ...],
+    own: Suite,
+    inputs: list[Suite],
+    files: dict[str, tuple[Machine, ...]] | None = None,
+) -> list[Machine]:
+    """The machines for ``own``'s workflows: each ``--machine`` ref (a name or a file), else its own.
+
+    ``files`` keeps the machine files already read, so that each is read once
+    (it may be a pipe) however many inputs there are.
+    """
+    files = {} if files is None else files
     if not refs:
         return list(own.machines)
     chosen: dict[str, Machine] = {}
@@ -62,8 +135,10 @@ def pick_machines(refs: tuple[str, ...], own: Suite, inputs: list[Suite]) -> lis
         machine = _by_name(ref, own, inputs)
         if machine is not None:
             chosen[machine.name] = machine
-        elif ref.startswith(BUNDLED_PREFIX) or Path(ref).is_file():
-            chosen.update((m.name, m) for m in load_machines(ref))
+        elif ref.startswith(BUNDLED_PREFIX) or (os.path.lexists(ref) and not Path(ref).is_dir()):
+            if ref not in files:
+                files[ref] = load_machines(ref)  # a symlink loop is read, and refused in words
+            chosen.update((m.name, m) for m in files[ref])
         else:
             known = ", ".join(sorted({m.name for s in inputs for m in s.machines})) or "none"
             raise click.BadParameter(
@@ -83,11 +158,13 @@ def targets(
     InputError
         When ``need_machine`` and an input has no machine and none is named.
     """
-    inputs = read_each(paths, read)
+    files = read_files(paths, read)
+    inputs = [suite for _, suite in files]
     found: list[Target] = []
     notes: dict[str, None] = {}
-    for path, suite in zip(paths, inputs, strict=True):
-        machines = pick_machines(refs, suite, inputs)
+    machine_files: dict[str, tuple[Machine, ...]] = {}
+    for path, suite in files:
+        machines = pick_machines(refs, suite, inputs, machine_files)
         if need_machine and not machines:
             raise InputError(path, "", "has no machine profile; name one with --machine NAME|FILE")
         notes.update(dict.fromkeys(unconstrained(Suite(machines=tuple(machines), workflows=suite.workflows))))

@@ -3,8 +3,9 @@
 from peakopt.instances.catalog import Catalog, default_catalog, parse_catalog
 from peakopt.instances.errors import InputError
 from peakopt.instances.generator import SuiteSpec, generate_suite
-from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, resolve
+from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, parse_text, resolve
 from peakopt.instances.native import merge, write_atomic
+from peakopt.instances.paths import Expanded, expand, read_text
 from peakopt.instances.peakbench import from_context, to_context
 from peakopt.instances.prompts import prompt_records
 from peakopt.instances.save import WRITE_FORMATS, render, save
@@ -15,17 +16,21 @@ __all__ = [
     "FORMATS",
     "WRITE_FORMATS",
     "Catalog",
+    "Expanded",
     "InputError",
     "StressSpec",
     "SuiteSpec",
     "bundled",
     "default_catalog",
+    "expand",
     "from_context",
     "generate_suite",
     "load",
     "merge",
     "parse_catalog",
+    "parse_text",
     "prompt_records",
+    "read_text",
     "render",
     "resolve",
     "save",

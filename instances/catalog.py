@@ -9,7 +9,6 @@ of a generated workflow (see :mod:`peakopt.instances.generator`).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -19,6 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from peakopt.instances.documents import decode_one
 from peakopt.instances.errors import InputError, from_validation
 
 #: PeakBench's six functional categories of tool servers.
@@ -202,13 +202,10 @@ def parse_catalog(text: str, source: str | Path = "<catalog>") -> Catalog:
     Raises
     ------
     InputError
-        On invalid JSON, a broken rule (ranges, categories, classes) or a
+        On invalid JSON (or nested too deeply), a broken rule (ranges, categories, classes) or a
         tool listed twice on one server.
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(source, "", f"not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = decode_one(text, source)
     try:
         model = _CatalogModel.model_validate(data)
     except ValidationError as exc:

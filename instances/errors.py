@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,9 @@ def from_validation(source: str | Path, exc: ValidationError, data: Any, prefix:
         item, rule = describe_location(loc[:-1], data), f"unknown key {loc[-1]!r}"
     elif kind == "missing":
         item, rule = describe_location(loc[:-1], data), f"missing key {loc[-1]!r}"
+    elif kind == "float_type" and isinstance(first.get("input"), str | bool):
+        # strict numbers: say why "1.5" is not one, which "should be a valid number" does not
+        item, rule = describe_location(loc, data), f"must be a JSON number, got {json.dumps(first['input'])}"
     else:
         item = describe_location(loc, data)
         message = str(first["msg"]).removeprefix("Value error, ")

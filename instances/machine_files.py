@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from peakopt.instances.documents import documents
 from peakopt.instances.errors import InputError, from_validation
-from peakopt.instances.loader import load, resolve
+from peakopt.instances.loader import parse_text
+from peakopt.instances.paths import read_text, resolve
 from peakopt.models import Machine
 
 
@@ -18,7 +19,8 @@ def load_machines(path: str | Path) -> tuple[Machine, ...]:
 
     The file holds one machine ``{"name", "capacity"}``, a list of them, or
     anything :func:`~peakopt.instances.load` reads that defines machines (a
-    suite, a PSPLIB file, a PeakBench context).
+    suite, a PSPLIB file, a PeakBench context). It is read once, so it may
+    be a pipe.
 
     Raises
     ------
@@ -26,10 +28,9 @@ def load_machines(path: str | Path) -> tuple[Machine, ...]:
         When the file cannot be read or defines no machine.
     """
     source = resolve(path)
-    data = _json(source)
-    if isinstance(data, dict) and "capacity" in data:
-        data = [data]
-    if isinstance(data, list) and data and all(isinstance(d, dict) and "capacity" in d for d in data):
+    text = read_text(source)
+    data = _machine_list(text, source)
+    if data is not None:
         machines = []
         for position, item in enumerate(data):
             try:
@@ -38,17 +39,24 @@ def load_machines(path: str | Path) -> tuple[Machine, ...]:
                 prefix = f"machine #{position + 1}" if len(data) > 1 else ""
                 raise from_validation(source, exc, item, prefix) from None
         return tuple(machines)
-    suite = load(path)
+    suite = parse_text(text, source)
     if not suite.machines:
         raise InputError(source, "", "defines no machine")
     return suite.machines
 
 
-def _json(source: Path) -> Any:
-    """The decoded JSON document of ``source``, or None when it is not one JSON document."""
-    if source.suffix.lower() in (".sm", ".rcp", ".jsonl", ".ndjson") or not source.is_file():
+def _machine_list(text: str, source: Path) -> list[Any] | None:
+    """The machines of a file that holds only machines, or None for any other input."""
+    if source.suffix.lower() in (".sm", ".rcp", ".jsonl", ".ndjson") or not text.lstrip().startswith(
+        ("{", "[")
+    ):
         return None
-    try:
-        return json.loads(source.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None  # let load() report what is wrong with it
+    found = list(documents(text))
+    if len(found) != 1 or found[0].error is not None:
+        return None  # let parse_text() report what is wrong with it
+    data = found[0].data
+    if isinstance(data, dict) and "capacity" in data:
+        data = [data]
+    if isinstance(data, list) and data and all(isinstance(d, dict) and "capacity" in d for d in data):
+        return data
+    return None

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from peakopt.instances.documents import Document, decode_all
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.instances.peakbench import from_context
 from peakopt.models import Machine, Suite, Workflow
@@ -54,33 +55,24 @@ def parse_document(
 
 
 def parse_json(text: str, source: str | Path, *, cpu: str = "peak", rasc: bool = False) -> Suite:
-    """Parse a JSON file's text; falls back to JSON Lines when it holds several documents."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":
-            return parse_jsonl(text, source, cpu=cpu, rasc=rasc)
-        raise InputError(
-            source, "", f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-    return parse_document(data, source, cpu=cpu, rasc=rasc)
+    """Parse a JSON file's text: one document, or several one after another (read in turn)."""
+    return _parse_documents(decode_all(text, source), source, cpu=cpu, rasc=rasc, by_line=False)
 
 
 def parse_jsonl(text: str, source: str | Path, *, cpu: str = "peak", rasc: bool = False) -> Suite:
-    """Parse JSON Lines: one document (usually a workflow) per non-blank line."""
-    parts: list[Suite] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        prefix = f"line {number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(source, prefix, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
-        parts.append(parse_document(data, source, cpu=cpu, prefix=prefix, rasc=rasc))
-    if not parts:
-        raise InputError(source, "", "holds no JSON document")
-    return merge(parts, source)
+    """Parse JSON Lines: one document (usually a workflow) per line, each named by its line."""
+    return _parse_documents(decode_all(text, source, by_line=True), source, cpu=cpu, rasc=rasc, by_line=True)
+
+
+def _parse_documents(
+    found: list[Document], source: str | Path, *, cpu: str, rasc: bool, by_line: bool
+) -> Suite:
+    several = by_line or len(found) > 1
+    parts = [
+        parse_document(d.data, source, cpu=cpu, prefix=f"line {d.line}" if several else "", rasc=rasc)
+        for d in found
+    ]
+    return parts[0] if len(parts) == 1 else merge(parts, source)
 
 
 def merge(suites: Iterable[Suite], source: str | Path = "<inputs>") -> Suite:
@@ -91,20 +83,43 @@ def merge(suites: Iterable[Suite], source: str | Path = "<inputs>") -> Suite:
     InputError
         On a workflow id used twice or a machine name with two capacities.
     """
-    machines: dict[str, Machine] = {}
-    workflows: dict[str, Workflow] = {}
-    for suite in suites:
+    return merge_files((source, suite) for suite in suites)
+
+
+def merge_files(inputs: Iterable[tuple[str | Path, Suite]]) -> Suite:
+    """Concatenate the suites of several files (see :func:`merge`); errors name both files.
+
+    Raises
+    ------
+    InputError
+        On a workflow id used twice or a machine name with two capacities.
+    """
+    machines: dict[str, tuple[Machine, str]] = {}
+    workflows: dict[str, tuple[Workflow, str]] = {}
+    for source, suite in inputs:
         for machine in suite.machines:
-            known = machines.setdefault(machine.name, machine)
+            known, where = machines.setdefault(machine.name, (machine, str(source)))
             if known.capacity != machine.capacity:
                 raise InputError(
-                    source, f"machine {machine.name!r}", "defined twice with different capacities"
+                    source,
+                    f"machine {machine.name!r}",
+                    "defined twice with different capacities" + _also(where, source),
                 )
         for workflow in suite.workflows:
             if workflow.id in workflows:
-                raise InputError(source, f"workflow {workflow.id!r}", "duplicate workflow id")
-            workflows[workflow.id] = workflow
-    return Suite(machines=tuple(machines.values()), workflows=tuple(workflows.values()))
+                raise InputError(
+                    source,
+                    f"workflow {workflow.id!r}",
+                    "duplicate workflow id" + _also(workflows[workflow.id][1], source),
+                )
+            workflows[workflow.id] = (workflow, str(source))
+    return Suite(
+        machines=tuple(m for m, _ in machines.values()), workflows=tuple(w for w, _ in workflows.values())
+    )
+
+
+def _also(first: str, source: str | Path) -> str:
+    return "" if first == str(source) else f" (also in {first})"
 
 
 def dump(model: Workflow | Suite | Machine) -> dict[str, Any]:

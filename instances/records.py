@@ -21,9 +21,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from peakopt.instances.errors import InputError, from_validation
-from peakopt.instances.loader import _read_text, resolve
+from peakopt.instances.documents import Document, decode_all, documents
+from peakopt.instances.errors import from_validation
 from peakopt.instances.native import to_jsonl, write_atomic
+from peakopt.instances.paths import read_text, resolve
 from peakopt.models import Schedule, SolveResult
 
 
@@ -38,7 +39,8 @@ class Record:
     data
         The decoded object, or None when the line is not a JSON object.
     error
-        Why the line could not be read, if so.
+        Why the line could not be read, if so; without the line, which
+        whoever shows the error names once.
     """
 
     line: int
@@ -46,40 +48,30 @@ class Record:
     error: str | None = None
 
 
-def _lines(text: str) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-
-
-def _record(number: int, line: str) -> Record:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return Record(number, None, f"line {number}: not valid JSON: {exc.msg} at column {exc.colno}")
-    except RecursionError:
-        return Record(number, None, f"line {number}: JSON nested too deeply")
-    if not isinstance(data, dict):
-        return Record(number, None, f"line {number}: not a JSON object ({type(data).__name__})")
-    return Record(number, data)
+def _record(document: Document) -> Record:
+    if document.error is not None:
+        return Record(document.line, None, document.error)
+    if not isinstance(document.data, dict):
+        return Record(document.line, None, f"not a JSON object ({type(document.data).__name__})")
+    return Record(document.line, document.data)
 
 
 def read_records(path: str | Path) -> list[Record]:
     """Every record of a JSON Lines file (or of a JSON array), bad lines included.
+
+    Records may also be pretty-printed, one after another; each is named by
+    the line it starts on.
 
     Raises
     ------
     InputError
         When the file cannot be read or is empty.
     """
-    source = resolve(path)
-    text = _read_text(source)
-    if text.lstrip().startswith("["):
-        try:
-            array = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
-            array = None
-        if isinstance(array, list):
-            return [_record(n, json.dumps(item)) for n, item in enumerate(array, start=1)]
-    return [_record(n, line) for n, line in _lines(text)]
+    found = list(documents(read_text(path)))
+    if len(found) == 1 and isinstance(found[0].data, list):
+        array = found[0].data
+        return [_record(Document(n, item)) for n, item in enumerate(array, start=1)]
+    return [_record(document) for document in found]
 
 
 def read_references(path: str | Path) -> list[SolveResult]:
@@ -93,18 +85,12 @@ def read_references(path: str | Path) -> list[SolveResult]:
     """
     source = resolve(path)
     results = []
-    for number, line in _lines(_read_text(source)):
-        where = f"line {number}"
+    for document in decode_all(read_text(source), source, by_line=True):
+        where = f"line {document.line}"
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(source, where, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
-        except RecursionError:
-            raise InputError(source, where, "JSON nested too deeply") from None
-        try:
-            results.append(SolveResult.model_validate(data))
+            results.append(SolveResult.model_validate(document.data))
         except ValidationError as exc:
-            raise from_validation(source, exc, data, where) from None
+            raise from_validation(source, exc, document.data, where) from None
     return results
 
 

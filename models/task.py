@@ -7,8 +7,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-#: A finite, non-negative number (a duration in seconds or a demand).
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: A finite, non-negative number (a duration in seconds or a demand). Strict: a
+#: JSON number (int or float), never ``true`` or ``"1.5"``, which lax pydantic
+#: would quietly read as 1.0 and 1.5 (a context's quoted numbers are converted
+#: by its reader, where the field can be named).
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 
 #: Resource name -> amount, e.g. ``{"cpu": 1.5, "memory_mb": 2048}``.
 Demand = dict[Annotated[str, Field(min_length=1)], NonNegative]

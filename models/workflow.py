@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field, model_validator
 from peakopt.models.task import FROZEN, Task
 
 Name = Annotated[str, Field(min_length=1)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+#: A finite capacity above 0; strict like :data:`~peakopt.models.task.NonNegative`.
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 
 
 class Workflow(BaseModel):

@@ -139,4 +139,4 @@ def test_generate_with_a_custom_catalog(tmp_path: Path) -> None:
     code, _, err = run("generate", "--catalog", str(catalog))
     assert code == 1 and err.startswith(f"Error: {catalog}") and "servers" in err
     code, _, err = run("generate", "--catalog", str(tmp_path / "none.json"))
-    assert code == 1 and "cannot be read" in err
+    assert code == 1 and "no such file" in err

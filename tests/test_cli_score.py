@@ -67,7 +67,7 @@ def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:
     assert refusal["reason_kinds"] == ["parse"] and refusal["makespan"] is None
     assert laptop["reasons"] == ["machine 'laptop' is not in the suite"]
     assert nope["reasons"] == ["workflow 'nope' is not in the suite"]
-    assert broken["reasons"][0].startswith("line 7: not valid JSON")
+    assert broken["reasons"][0].startswith("not valid JSON")  # the row names line 7 once, in "line"
     assert "7 records, 4 invalid (counted, not dropped)" in err
     assert "gap mean" in err and "asap" in err and "parse 1" in err
 

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from paths import J30, PATTERSON, j30_files, patterson_files
 
 from peakopt.instances import bundled, from_context, load, render, save, to_context
 from peakopt.models import Suite, Workflow
+
+_NUMERIC = re.compile(r"\d+(\.\d+)?")
 
 
 def test_all_j30_instances_load() -> None:
@@ -201,3 +207,107 @@ def test_written_files_get_the_usual_mode(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def template() -> dict[str, Any]:
+    """A context as the paper's template (Appendix E) writes it."""
+    return {
+        "task": "Schedule the refund workflow's tool calls on the machine below.",
+        "steps": {"lookup": "orders.get_order(order_id)", "fraud": "risk.fraud_score(order)", "decide": None},
+        "dependency_structure": {"fraud": ["lookup"], "decide": ["lookup", "fraud"]},
+        "earliest_depth": {"lookup": 0, "fraud": 1, "decide": 2},
+        "machine": {"cpu_capacity": "4", "memory_mb_capacity": "8192"},
+        "resource_costs": {
+            "steps": {
+                "lookup": {
+                    "duration_s": "0.3",
+                    "cpu_avg_cores": "0.1",
+                    "cpu_peak_cores": "0.2",
+                    "memory_mb": "256",
+                },
+                "fraud": {
+                    "duration_s": "4.8",
+                    "cpu_avg_cores": 1.2,
+                    "cpu_peak_cores": 1.5,
+                    "memory_mb": 6144,
+                },
+                "decide": {"duration_s": 1, "cpu_avg_cores": 0.5, "cpu_peak_cores": 0.5, "memory_mb": 128},
+            }
+        },
+        "scheduling_objective": "minimise makespan without exceeding capacity",
+        "relative_to_case": {"note": "..."},
+        "relative_to_machine": {"note": "..."},
+        "classes": {"memory_heavy": ["fraud"]},
+        "required_output": {"format": "JSON", "fields": ["schedule"]},
+    }
+
+
+def test_context_as_the_template_writes_it() -> None:
+    suite = from_context(template(), "refund.json")
+    (workflow,), (machine,) = suite.workflows, suite.machines
+    assert machine.capacity == {"cpu": 4, "memory_mb": 8192}
+    assert machine.name == "rasc-cpu4-memory_mb8192"  # no name: named after what it is
+    assert [t.id for t in workflow.tasks] == ["lookup", "fraud", "decide"]
+    assert workflow.task("fraud").tool == "risk.fraud_score(order)"  # the tool call as written
+    assert workflow.task("decide").depends_on == ("lookup", "fraud")
+    assert workflow.task("lookup").duration == 0.3 and workflow.task("lookup").demand == {
+        "cpu": 0.2,
+        "memory_mb": 256,
+    }
+    assert workflow.task("lookup").meta == {"cpu_avg_cores": 0.1, "cpu_peak_cores": 0.2}
+
+
+def test_dependency_structure_forms_agree() -> None:
+    expected = from_context(template(), "w.json").workflows[0]
+    forms: list[object] = [
+        [["lookup", "fraud"], ["lookup", "decide"], ["fraud", "decide"]],
+        [{"from": "lookup", "to": "fraud"}, {"from": "lookup", "to": "decide"}, ["fraud", "decide"]],
+        {
+            "fraud": "lookup",
+            "decide": ["lookup", "fraud", "lookup"],
+            "lookup": None,
+        },  # a repeated edge adds nothing
+    ]
+    for form in forms:
+        data = template()
+        data["dependency_structure"] = form
+        assert from_context(data, "w.json").workflows[0] == expected
+
+
+def test_unnamed_machines_are_shared_by_their_capacities(tmp_path: Path) -> None:
+    lines = []
+    for n, cpu in enumerate(["4", 4, 8]):
+        data = template()
+        data["workflow_id"] = f"w{n}"
+        data["machine"]["cpu_capacity"] = cpu
+        lines.append(json.dumps(data))
+    path = tmp_path / "contexts.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    suite = load(path)
+    assert [m.name for m in suite.machines] == ["rasc-cpu4-memory_mb8192", "rasc-cpu8-memory_mb8192"]
+
+
+def _spellings(value: float) -> st.SearchStrategy[object]:
+    """The number itself, or a string that spells it."""
+    return st.sampled_from([value, str(value), f" {value} ", f"{value:e}", repr(float(value))])
+
+
+@given(st.data())
+def test_quoted_numbers_in_a_context_read_as_the_numbers(data: st.DataObject) -> None:
+    plain = template()
+
+    def respell(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: respell(v) for k, v in node.items()}
+        if isinstance(node, str) and _NUMERIC.fullmatch(node):
+            return data.draw(_spellings(float(node)))
+        if isinstance(node, int | float) and not isinstance(node, bool):
+            return data.draw(_spellings(node))
+        return node
+
+    quoted = {
+        **plain,
+        "machine": respell(plain["machine"]),
+        "resource_costs": respell(plain["resource_costs"]),
+    }
+    assert from_context(quoted, "w.json") == from_context(plain, "w.json")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 from strategies import workflows
 
@@ -126,3 +128,26 @@ def test_jsonl_round_trip_is_lossless(tmp_path_factory: pytest.TempPathFactory, 
     path = tmp_path_factory.mktemp("rt") / "suite.jsonl"
     path.write_text(render(Suite(workflows=(workflow, other)), "jsonl"))
     assert load(path).workflows == (workflow, other)
+
+
+NOT_NUMBERS = [True, False, "1.5", "2", [1]]
+
+
+@pytest.mark.parametrize("value", NOT_NUMBERS)
+def test_numbers_are_strict(value: object) -> None:
+    # lax pydantic would read True as 1.0 and "1.5" as 1.5 without a word
+    with pytest.raises(ValidationError, match="valid number"):
+        Task(id="a", duration=value, demand={"cpu": 1})  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="valid number"):
+        Task(id="a", duration=1, demand={"cpu": value})  # type: ignore[dict-item]
+    with pytest.raises(ValidationError, match="valid number"):
+        Segment(duration=value)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="valid number"):
+        Machine(name="m", capacity={"cpu": value})  # type: ignore[dict-item]
+
+
+@given(st.one_of(st.integers(0, 10**12), st.floats(0, 1e12)))
+def test_ints_and_numpy_numbers_are_still_numbers(value: float) -> None:
+    for number in (value, np.float64(value), np.int64(int(value))):
+        assert Task(id="a", duration=number).duration == float(number)
+        assert Machine(name="m", capacity={"cpu": number + 1}).capacity["cpu"] == float(number + 1)

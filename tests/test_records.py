@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -78,8 +79,9 @@ def test_records_keep_bad_lines(tmp_path: Path) -> None:
     assert [r.line for r in records] == [1, 3, 4, 5]
     assert records[0] == Record(1, {"workflow": "w", "starts": {}})
     assert records[1].data is None and records[1].error is not None
-    assert records[1].error.startswith("line 3: not valid JSON")
-    assert records[2].error == "line 4: not a JSON object (list)"
+    # the record carries its line; the error does not repeat it
+    assert records[1].error.startswith("not valid JSON")
+    assert records[2].error == "not a JSON object (list)"
 
 
 def test_records_from_a_json_array(tmp_path: Path) -> None:
@@ -87,7 +89,7 @@ def test_records_from_a_json_array(tmp_path: Path) -> None:
     path.write_text('[{"workflow": "w"}, 3]')
     first, second = read_records(path)
     assert first == Record(1, {"workflow": "w"})
-    assert second.error == "line 2: not a JSON object (int)"
+    assert second.error == "not a JSON object (int)"
 
 
 def test_empty_records_file_is_an_error(tmp_path: Path) -> None:
@@ -111,4 +113,23 @@ def test_deeply_nested_line_is_a_bad_record(tmp_path: Path) -> None:
     path = tmp_path / "deep.jsonl"
     path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
     (record,) = read_records(path)
-    assert record.error == "line 1: JSON nested too deeply"
+    assert record.error == "JSON nested too deeply (more than 100 levels)"
+
+
+def test_pretty_printed_records_are_read_in_turn(tmp_path: Path) -> None:
+    first = {"workflow": "w", "starts": {"a": 0, "b": 2}}
+    second = {"workflow": "w", "response": "a at 0\nb at 2"}
+    path = tmp_path / "answers.jsonl"
+    path.write_text(json.dumps(first, indent=2) + "\n" + json.dumps(second, indent=2) + "\n")
+    assert read_records(path) == [Record(1, first), Record(8, second)]
+
+
+def test_references_name_the_line_once(tmp_path: Path) -> None:
+    path = tmp_path / "refs.jsonl"
+    good = json.dumps(reference_record(RESULT))
+    for bad, rule in (("{oops", "not valid JSON"), ("[" * 50_000 + "]" * 50_000, "JSON nested too deeply")):
+        path.write_text(good + "\n" + bad + "\n")
+        with pytest.raises(InputError) as caught:
+            read_references(path)
+        assert str(caught.value).startswith(f"{path}: line 2: {rule}")
+        assert len(re.findall(r"\bline \d", str(caught.value))) == 1
