@@ -73,10 +73,8 @@ def plan(
     paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
 ) -> list[Job]:
     """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
-    jobs: list[Job] = []
-    for workflow, machines in targets(paths, refs, read):
-        jobs.extend(Job(len(jobs) + k, workflow, m, settings) for k, m in enumerate(machines))
-    return jobs
+    pairs = [(workflow, m) for workflow, machines in targets(paths, refs, read) for m in machines]
+    return [Job(index, workflow, machine, settings) for index, (workflow, machine) in enumerate(pairs)]
 
 
 def finished(output: str) -> set[tuple[str, str]]:

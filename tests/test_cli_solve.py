@@ -190,3 +190,16 @@ def test_long_solve_shows_its_incumbent_and_bound(monkeypatch: pytest.MonkeyPatc
     task = bar.add_task("", total=1)
     solve_cli._show_long([(0, 12.0, 7.0), (0, 9.5, 8.1)], {0: job}, {}, bar, task)
     assert bar.tasks[0].description == "refund × worker: makespan 9.5, bound 8.1"
+
+
+def test_two_machines_and_two_workflows_give_four_records(tmp_path: Path) -> None:
+    # job indexes were duplicated whenever a workflow had an even number of machines (a KeyError)
+    path = tmp_path / "suite.json"
+    task = {"id": "a", "duration": 1, "demand": {"cpu": 1}}
+    machines = [{"name": "one", "capacity": {"cpu": 1}}, {"name": "two", "capacity": {"cpu": 2}}]
+    workflows = [{"id": f"w{i}", "tasks": [task]} for i in range(2)]
+    path.write_text(json.dumps({"machines": machines, "workflows": workflows}))
+    code, out, err = run("solve", str(path), "--json", "--time-limit", "5", "--workers", "1")
+    assert code == 0, err
+    pairs = sorted((r["workflow"], r["machine"]) for r in map(json.loads, out.splitlines()))
+    assert pairs == [("w0", "one"), ("w0", "two"), ("w1", "one"), ("w1", "two")]
