@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from typing import Any, TypeVar
 
 import click
 
+from peakopt.cli.interrupts import interrupted
 from peakopt.instances import FORMATS, load, merge
 from peakopt.instances.peakbench import CPU_CHOICES
 from peakopt.models import PeakoptError, Suite
@@ -19,11 +21,22 @@ class Group(click.Group):
     """A click group that turns peakopt's errors into one ``Error:`` line (exit 1)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; a :class:`PeakoptError` becomes ``Error: <message>``."""
+        """Run the command; a :class:`PeakoptError` or a failed file operation becomes one ``Error:`` line.
+
+        An interrupt (Ctrl-C, SIGTERM) the command does not handle itself is
+        one ``Interrupted`` line, exit 130 (143 for SIGTERM).
+        """
         try:
             return super().invoke(ctx)
         except PeakoptError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # a disk that fills up, a file that vanishes: still one line
+            if exc.errno == errno.EPIPE:  # stdout's reader went away: click ends quietly
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+        except KeyboardInterrupt as exc:
+            interrupted(exc)
 
 
 def input_options(func: F) -> F:

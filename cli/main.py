@@ -7,6 +7,7 @@ import click
 from peakopt.cli.common import Group, package_version
 from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
+from peakopt.cli.interrupts import install
 from peakopt.cli.plot import plot
 from peakopt.cli.report import report
 from peakopt.cli.schedule import schedule
@@ -46,5 +47,6 @@ for command in (
 
 
 def main() -> None:
-    """Entry point of the console script."""
+    """Entry point of the console script: Ctrl-C and SIGTERM stop a run cleanly."""
+    install()
     cli()
