@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from peakopt.cli.common import warn
 from peakopt.cli.outputs import Output, OutputError
-from peakopt.instances.native import write_atomic
+from peakopt.instances.native import file_mode, write_atomic
 from peakopt.models import SolveResult
 
 #: What identifies a record: (workflow, machine).
@@ -91,6 +91,7 @@ class Stream:
             os.fsync(self.handle.fileno())
         self.handle.close()
         if not self.special:
+            self.out.partial.chmod(file_mode(self.out.target))
             self.out.partial.replace(self.out.target)
 
 

@@ -164,7 +164,7 @@ def replacing(path: str | Path) -> Iterator[Path]:
     try:
         yield temp
         # mkstemp makes the file private (0600): give it the old file's mode, or a plain open()'s
-        temp.chmod(_mode(target))
+        temp.chmod(file_mode(target))
         with temp.open("rb") as written:
             os.fsync(written.fileno())
         temp.replace(target)
@@ -173,7 +173,7 @@ def replacing(path: str | Path) -> Iterator[Path]:
         raise
 
 
-def _mode(target: Path) -> int:
+def file_mode(target: Path) -> int:
     """The permission bits ``target`` has, or those a new file gets under the umask."""
     try:
         return stat.S_IMODE(target.stat().st_mode)
