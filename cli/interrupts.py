@@ -55,4 +55,5 @@ def _first(signum: int, frame: FrameType | None) -> None:
 def _again(signum: int, frame: FrameType | None) -> None:
     # the user insists: skip the clean-up; what is written stays, the workers die with us
     sys.stderr.flush()
+    os.write(sys.stderr.fileno(), b"Interrupted again: stopped at once\n")
     os._exit(128 + signum)
