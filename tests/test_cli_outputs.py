@@ -275,3 +275,9 @@ def test_an_interrupted_command_leaves_the_old_file_byte_for_byte(tmp_path: Path
     assert err.strip().splitlines()[-1] == "Interrupted" and "Traceback" not in err
     assert target.read_text() == OLD
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json"]
+
+
+@pytest.mark.parametrize("name", [*WRITERS, "stress"])
+def test_every_writer_says_in_its_help_what_happens_to_an_existing_file(name: str) -> None:
+    text = " ".join(CliRunner().invoke(cli, [name, "--help"]).output.split())
+    assert "in one step" in text, text
