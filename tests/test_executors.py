@@ -118,3 +118,24 @@ def test_no_limit_and_finished_blocks_never_raise_later() -> None:
 def test_where_rejects_bad_combinations(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         Where(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_limit_longer_than_a_timer_takes_is_no_limit() -> None:
+    from peakopt.solver.executors import run_chunk
+
+    # threading.Timer(1e300) overflows; such a limit only means "never"
+    assert run_chunk(abs, [-3], [1e300]) == [(3, None)]
+
+
+@pytest.mark.parametrize(
+    ("where", "items", "expected"),
+    [
+        (Where(jobs=8), 3, Where(jobs=3)),
+        (Where(jobs=2), 5, Where(jobs=2)),
+        (Where(dask_local=4), 1, Where(dask_local=1)),
+        (Where(jobs=4), 0, Where(jobs=1)),
+        (Where(scheduler="tcp://x:1"), 1, Where(scheduler="tcp://x:1")),
+    ],
+)
+def test_no_more_workers_than_items(where: Where, items: int, expected: Where) -> None:
+    assert where.at_most(items) == expected
