@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import click
 
-from peakopt.cli.common import Group, package_version
+from peakopt.cli.common import Group, install, package_version
 from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
-from peakopt.cli.interrupts import install
 from peakopt.cli.plot import plot
 from peakopt.cli.report import report
 from peakopt.cli.schedule import schedule

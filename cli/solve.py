@@ -14,8 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, solve_options, start, where
-from peakopt.cli.common import input_options, warn
-from peakopt.cli.interrupts import interrupted
+from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.stream import Stream
@@ -282,7 +281,8 @@ def _run_all(todo: list[Job], place: Where, sink: Sink, output: str | None) -> l
         kept = ""
         if sink.stream is not None:
             sink.stream.close()
-            kept = f" in {sink.stream.out.partial} ({output} is unchanged)"
-            kept += "; run the same command with --resume to finish"
+            kept = f" in {sink.stream.kept}"
+            if not sink.stream.special:
+                kept += f" ({output} is unchanged); run the same command with --resume to finish"
         interrupted(exc, f"{sink.written} finished records kept{kept}")
     return results

@@ -75,6 +75,11 @@ class Stream:
         write_atomic(partial, "".join(kept.values()))
         self.handle = partial.open("a", encoding="utf-8")
 
+    @property
+    def kept(self) -> Path:
+        """Where the records are until the run ends."""
+        return self.out.target if self.special else self.out.partial
+
     def write(self, line: str) -> None:
         """Append one record line and flush it, so that an interrupted run keeps it."""
         self.handle.write(line + "\n")

@@ -10,8 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, warn
-from peakopt.cli.interrupts import interrupted
+from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import COUNT, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import emit, parse_by, summaries
