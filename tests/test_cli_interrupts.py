@@ -72,6 +72,7 @@ def test_an_interrupted_solve_is_quiet_and_keeps_its_records(
     tmp_path: Path, where: list[str], signal_name: str, code: int
 ) -> None:
     out = tmp_path / "refs.jsonl"
+    out.write_bytes(b"the previous run's records\n\xff")
     args = ["solve", QUICK, HARD, *where, "--workers", "1", "--time-limit", "120", "-o", str(out)]
     with peakopt(tmp_path, *args) as (process, stderr):
         wait_for(lambda: lines(tmp_path / "refs.jsonl.partial") >= 1)
@@ -82,7 +83,8 @@ def test_an_interrupted_solve_is_quiet_and_keeps_its_records(
     assert process.returncode == code, err
     assert not any(noise in err for noise in NOISE), err
     assert "Interrupted: 1 finished records kept" in err and "--resume" in err
-    assert not out.exists() and lines(tmp_path / "refs.jsonl.partial") == 1
+    assert out.read_bytes() == b"the previous run's records\n\xff"
+    assert lines(tmp_path / "refs.jsonl.partial") == 1
 
 
 def test_an_interrupted_stress_is_quiet(tmp_path: Path) -> None:
