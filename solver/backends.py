@@ -189,9 +189,20 @@ class LocalBackend(Backend):
         try:
             return handle.result()
         except BrokenProcessPool:
-            if HUNG in {process.exitcode for process in self.workers.values()}:
+            if HUNG in self._exit_codes():
                 raise Lost("a worker ran past an item's hard limit and was ended") from None
             raise Lost("a worker process died") from None
+
+    def _exit_codes(self, wait: float = 5.0) -> set[int | None]:
+        """The workers' exit codes, once they have all ended (the broken pool ends the rest).
+
+        A worker's end breaks the pool as soon as its pipes close, which is a
+        moment before it can be reaped: its exit code is not known at once.
+        """
+        end = time.monotonic() + wait
+        for process in self.workers.values():
+            process.join(max(0.0, end - time.monotonic()))
+        return {process.exitcode for process in self.workers.values()}
 
     def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
         """A pool cannot stop one task: end every worker and start a new pool."""

@@ -67,7 +67,9 @@ def test_local_processes_turn_raises_hangs_and_crashes_into_errors() -> None:
 
 
 def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> None:
-    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=0.5)
+    # the worker's own watchdog ends it 0.5 s into the item, however long the worker took to start;
+    # the parent's deadline (the limits plus the grace) must not race it, hence a long grace
+    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=30.0)
     for x, (value, error) in found.items():
         if x % 2:
             assert value is None and "ran past an item's hard limit" in str(error)
