@@ -19,23 +19,11 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from peakopt.cli.options import PROCESSES, seconds_option
 from peakopt.models import PeakoptError
 from peakopt.solver.executors import Executor, ExecutorError, Where, open_executor
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _at_least_one(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    if value is not None and value < 1:
-        raise click.BadParameter(f"must be at least 1, got {value}")
-    return value
-
-
-def positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """A usage error (exit 2) unless the number is positive."""
-    if value is not None and not value > 0:
-        raise click.BadParameter(f"must be positive, got {value}")
-    return value
 
 
 def solve_options(time_limit: float, workers: int, per: str) -> Callable[[F], F]:
@@ -43,21 +31,9 @@ def solve_options(time_limit: float, workers: int, per: str) -> Callable[[F], F]
 
     def decorate(func: F) -> F:
         func = click.option(
-            "--workers",
-            type=int,
-            default=workers,
-            show_default=True,
-            callback=positive,
-            help=f"Solver threads {per}.",
+            "--workers", type=PROCESSES, default=workers, show_default=True, help=f"Solver threads {per}."
         )(func)
-        func = click.option(
-            "--time-limit",
-            type=float,
-            default=time_limit,
-            show_default=True,
-            callback=positive,
-            help=f"Seconds {per}.",
-        )(func)
+        func = seconds_option("--time-limit", time_limit, f"Seconds {per}.")(func)
         return click.option(
             "--machine",
             "machines",
@@ -83,16 +59,14 @@ def _executor_options(func: F, jobs_default: str) -> F:
     )(func)
     func = click.option(
         "--dask-local",
-        type=int,
+        type=PROCESSES,
         metavar="N",
-        callback=_at_least_one,
         help="Start a Dask LocalCluster of N single-threaded worker processes.",
     )(func)
     return click.option(
         "--jobs",
-        type=int,
+        type=PROCESSES,
         metavar="N",
-        callback=_at_least_one,
         help=f"Local worker processes [default: {jobs_default}].",
     )(func)
 
@@ -107,10 +81,10 @@ def where(jobs: int | None, dask_local: int | None, scheduler: str | None) -> Wh
     return Where(jobs=jobs, dask_local=dask_local, scheduler=scheduler)
 
 
-def start(place: Where) -> Executor:
-    """Start the executor; a cluster that cannot be reached is one ``Error:`` line."""
+def start(place: Where, items: int) -> Executor:
+    """Start the executor, no more workers than ``items``; an unreachable cluster is one ``Error:`` line."""
     try:
-        return open_executor(place)
+        return open_executor(place.at_most(items))
     except ExecutorError as exc:
         raise PeakoptError(str(exc)) from None
 

@@ -1,10 +1,24 @@
-"""What every command shares: the group, input options, error handling."""
+"""What every command shares: the group, input options, error handling, interrupts.
+
+Interrupts: :func:`install` (run by the console script, not on import) turns
+the first SIGINT or SIGTERM into :class:`Interrupted` in the main thread, so
+that the commands clean up as for Ctrl-C — workers stopped, finished records
+kept, the output file left as it was — and end with one ``Interrupted`` line
+and exit 128 + the signal's number, no traceback. A second signal during that
+clean-up ends the process at once; its workers end with it (see
+:mod:`peakopt.solver.backends`).
+"""
 
 from __future__ import annotations
 
+import errno
+import os
+import signal
+import sys
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
-from typing import Any, TypeVar
+from types import FrameType
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -20,11 +34,22 @@ class Group(click.Group):
     """A click group that turns peakopt's errors into one ``Error:`` line (exit 1)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; a :class:`PeakoptError` becomes ``Error: <message>``."""
+        """Run the command; a :class:`PeakoptError` or a failed file operation becomes one ``Error:`` line.
+
+        An interrupt (Ctrl-C, SIGTERM) the command does not handle itself is
+        one ``Interrupted`` line, exit 130 (143 for SIGTERM).
+        """
         try:
             return super().invoke(ctx)
         except PeakoptError as exc:
             raise click.ClickException(str(exc)) from None
+        except OSError as exc:  # a disk that fills up, a file that vanishes: still one line
+            if exc.errno == errno.EPIPE:  # stdout's reader went away: click ends quietly
+                raise
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+        except KeyboardInterrupt as exc:
+            interrupted(exc)
 
 
 def input_options(func: F) -> F:
@@ -99,3 +124,45 @@ def warn_unconstrained(*suites: Suite) -> None:
     notes = list(dict.fromkeys(note for suite in suites for note in unconstrained(suite)))
     if notes:
         warn("; ".join(notes))
+
+
+#: The signals that stop a run.
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by a signal (a :class:`KeyboardInterrupt`, so Ctrl-C paths handle it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def exit_code(exc: BaseException) -> int:
+    """128 + the signal's number: 130 for Ctrl-C, 143 for SIGTERM."""
+    return 128 + (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
+
+
+def interrupted(exc: BaseException, message: str = "") -> NoReturn:
+    """Say what the interrupted run kept, on one line, and exit with :func:`exit_code`."""
+    click.echo(f"Interrupted: {message}" if message else "Interrupted", err=True)
+    raise SystemExit(exit_code(exc)) from None
+
+
+def install() -> None:
+    """Make SIGINT and SIGTERM raise :class:`Interrupted` in this (the command's) process."""
+    for signum in SIGNALS:
+        signal.signal(signum, _first)
+
+
+def _first(signum: int, frame: FrameType | None) -> None:
+    for other in SIGNALS:
+        signal.signal(other, _again)
+    raise Interrupted(signum)
+
+
+def _again(signum: int, frame: FrameType | None) -> None:
+    # the user insists: skip the clean-up; what is written stays, the workers die with us
+    sys.stderr.flush()
+    os.write(sys.stderr.fileno(), b"Interrupted again: stopped at once\n")
+    os._exit(128 + signum)

@@ -13,6 +13,8 @@ from rich.table import Table
 
 from peakopt.cli.common import input_options
 from peakopt.cli.inputs import summary
+from peakopt.cli.options import COUNT, COUNT_OR_NONE, PROBABILITY, SEED_MAX, Finite, seed_option
+from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError, read_text, write_atomic
 from peakopt.instances.catalog import Catalog, parse_catalog
@@ -27,6 +29,12 @@ SUITE_FILE = "suite.json"
 F = TypeVar("F", bound=Callable[..., Any])
 _STRESS_ONLY = ("width", "resources", "strength", "kind", "complexity", "factor", "count")
 
+# Ranges past which the generators only make overflowing numbers or take hours: a noise
+# of 20 already draws memory demands of 1e10 MB, and each resource is drawn for every task.
+NOISE_MAX = 10.0
+RESOURCES_MAX = 100
+COMPLEXITY_MAX = 1000.0
+
 
 def _machines_table(suite: Suite) -> Table:
     resources = sorted({r for m in suite.machines for r in m.capacity})
@@ -36,26 +44,25 @@ def _machines_table(suite: Suite) -> Table:
     return table
 
 
-def _target(output: str | None, name: str) -> Path | None:
-    """Where a suite goes: stdout (None), the given .json file, or NAME.json in a directory."""
+def _claim(output: str | None, catalog: str | None) -> Output | None:
+    """The output, checked and locked: a .json file, or a directory (created if missing)."""
     if output is None:
         return None
-    path = Path(output)
-    if output.lower().endswith(".json"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-    if path.exists() and not path.is_dir():
-        raise click.BadParameter(f"{output} exists and is not a directory", param_hint="-o")
-    path.mkdir(parents=True, exist_ok=True)
-    return path / f"{name}.json"
+    return claim(output, [catalog] if catalog else [], directory=not output.lower().endswith(".json"))
 
 
-def _emit(suite: Suite, target: Path | None) -> None:
+def _emit(suite: Suite, out: Output | None, name: str) -> None:
+    """The suite on stdout, in the -o file, or in NAME.json in the -o directory (replaced atomically)."""
     text = compact_json(suite)
-    if target is None:
+    if out is None:
         click.echo(text, nl=False)
         return
-    write_atomic(target, text)
+    if out.directory:
+        target = Path(out.path) / f"{name}.json"
+        write_atomic(target, text)
+    else:
+        target = Path(out.path)
+        out.write_text(text)
     click.echo(f"wrote {target}: {summary(suite)}", err=True)
 
 
@@ -65,27 +72,26 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
 
 
 @click.command()
-@_number("--seed", click.IntRange(0), 0, "Seed of the random stream.")
-@_number("--easy", click.IntRange(0), DEFAULT_COUNTS["easy"], "Easy workflows (1-2 servers, 2-4 calls).")
-@_number(
-    "--medium", click.IntRange(0), DEFAULT_COUNTS["medium"], "Medium workflows (3-5 servers, 5-8 calls)."
-)
-@_number("--hard", click.IntRange(0), DEFAULT_COUNTS["hard"], "Hard workflows (6-10 servers, 10-15 calls).")
-@_number("--piecewise", click.FloatRange(0, 1), 0.0, "Share of spiky calls drawn as piecewise profiles.")
-@_number("--noise", click.FloatRange(0), 1.0, "Scale of the per-call input noise.")
+@seed_option("Seed of the random stream.")
+@_number("--easy", COUNT_OR_NONE, DEFAULT_COUNTS["easy"], "Easy workflows (1-2 servers, 2-4 calls).")
+@_number("--medium", COUNT_OR_NONE, DEFAULT_COUNTS["medium"], "Medium workflows (3-5 servers, 5-8 calls).")
+@_number("--hard", COUNT_OR_NONE, DEFAULT_COUNTS["hard"], "Hard workflows (6-10 servers, 10-15 calls).")
+@_number("--piecewise", PROBABILITY, 0.0, "Share of spiky calls drawn as piecewise profiles.")
+@_number("--noise", Finite(0, NOISE_MAX), 1.0, "Scale of the per-call input noise.")
 @click.option("--catalog", "catalog_path", help="A tool catalog JSON file instead of the bundled one.")
-@click.option("--tasks", type=click.IntRange(1), help="Make stress instances of N tasks instead of a suite.")
+@click.option("--tasks", type=COUNT, help="Make stress instances of N tasks instead of a suite.")
 @click.option("--kind", type=click.Choice(KINDS), default="layered", show_default=True, help="Stress kind.")
-@click.option("--width", type=click.IntRange(1), help="Stress: calls per layer / predecessor window.")
-@click.option("--resources", type=click.IntRange(1), help="Stress: number of resources.")
-@_number("--strength", click.FloatRange(0, 1), 0.5, "Stress: Kolisch resource strength of the machine.")
-@_number("--complexity", click.FloatRange(0), 1.8, "rcpsp: precedence edges per task.")
-@_number("--factor", click.FloatRange(0, 1, min_open=True), 0.5, "rcpsp: resource factor.")
-@_number("--count", click.IntRange(1), 1, "Stress: instances (seeds seed, seed+1...).")
+@click.option("--width", type=COUNT, help="Stress: calls per layer / predecessor window.")
+@click.option("--resources", type=click.IntRange(1, RESOURCES_MAX), help="Stress: number of resources.")
+@_number("--strength", PROBABILITY, 0.5, "Stress: Kolisch resource strength of the machine.")
+@_number("--complexity", Finite(0, COMPLEXITY_MAX), 1.8, "rcpsp: precedence edges per task.")
+@_number("--factor", Finite(0, 1, min_open=True), 0.5, "rcpsp: resource factor.")
+@_number("--count", COUNT, 1, "Stress: instances (seeds seed, seed+1...).")
 @click.option(
     "-o",
     "--output",
-    help=f"A .json file, or a directory (gets {SUITE_FILE} or one file per instance). Default: stdout.",
+    help=f"A .json file, or a directory (gets {SUITE_FILE} or one file per instance; created if missing, "
+    f"in an existing folder). Default: stdout. {REPLACES}",
 )
 @click.pass_context
 def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **options: Any) -> None:
@@ -117,16 +123,23 @@ def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
     counts = {t: int(options[t]) for t in DEFAULT_COUNTS}
     if not any(counts.values()):
         raise click.UsageError("--easy, --medium and --hard are all 0: nothing to generate")
+    out = _claim(output, options["catalog_path"])
     spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"])
     suite = generate_suite(spec, _catalog(options["catalog_path"]))
-    _emit(suite, _target(output, SUITE_FILE.removesuffix(".json")))
+    _emit(suite, out, SUITE_FILE.removesuffix(".json"))
     Console(stderr=True).print(_machines_table(suite))
 
 
 def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> None:
     count = int(options["count"])
+    if int(options["seed"]) + count - 1 > SEED_MAX:
+        raise click.BadParameter(
+            f"--count {count} from --seed {options['seed']} passes the largest seed, {SEED_MAX}",
+            param_hint="'--count'",
+        )
     if count > 1 and (output is None or output.lower().endswith(".json")):
         raise click.UsageError("--count above 1 needs -o DIR (a directory), not a file or stdout")
+    out = _claim(output, options["catalog_path"])
     catalog = _catalog(options["catalog_path"])
     for i in range(count):
         spec = StressSpec(
@@ -139,7 +152,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
             factor=options["factor"],
             seed=int(options["seed"]) + i,
         )
-        _emit(stress_suite(spec, catalog), _target(output, spec.name))
+        _emit(stress_suite(spec, catalog), out, spec.name)
 
 
 @click.command()
@@ -152,7 +165,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
     help="rasc: with resource costs; no-profile: structure only.",
 )
 @click.option("--machine", "machines", multiple=True, help="Only these machine profiles (repeatable).")
-@click.option("-o", "--output", help="JSON Lines file to write (replaced atomically). Default: stdout.")
+@click.option("-o", "--output", help=f"JSON Lines file to write. Default: stdout. {REPLACES}")
 @input_options
 def prompt(
     paths: tuple[str, ...],
@@ -172,6 +185,7 @@ def prompt(
 
     Example: peakopt prompt bundled:default --setting rasc -o prompts.jsonl
     """
+    out = claim(output, paths)
     scopes = Scopes.read(paths, fmt, cpu, keep_dummies)
     known = {m.name for suite in scopes.suites for m in suite.machines}
     for name in machines:
@@ -188,9 +202,9 @@ def prompt(
             continue  # --machine names none of the machines this file's workflows run on
         records.extend(prompt_records(suite, setting, chosen or None))
     text = to_jsonl(records)
-    if output is None:
+    if out is None:
         click.echo(text, nl=False)
     else:
-        write_atomic(output, text)
+        out.write_text(text)
     count = text.count("\n")
     click.echo(f"{count} prompt{'s' * (count != 1)} ({setting}) for {summary(*scopes.suites)}", err=True)

@@ -9,7 +9,8 @@ import click
 from pydantic import BaseModel
 
 from peakopt.cli.common import input_files, input_options, read_inputs, unconstrained, warn
-from peakopt.instances import WRITE_FORMATS, InputError, load, render, write_atomic
+from peakopt.cli.outputs import REPLACES, claim
+from peakopt.instances import WRITE_FORMATS, InputError, load, render
 from peakopt.models import Machine, Schedule, Segment, SolveResult, Suite, Task, Workflow
 
 SCHEMAS: dict[str, type[BaseModel]] = {
@@ -89,7 +90,7 @@ def _report(record: dict[str, Any], as_json: bool, counts: str = "") -> None:
 
 @click.command()
 @click.argument("source", metavar="IN")
-@click.option("-o", "--output", required=True, help="File to write (replaced atomically).")
+@click.option("-o", "--output", required=True, help=f"File to write. {REPLACES}")
 @click.option(
     "--to",
     type=click.Choice(WRITE_FORMATS),
@@ -101,9 +102,11 @@ def convert(source: str, output: str, to: str | None, fmt: str | None, cpu: str,
 
     Example: peakopt convert ../shared/psplib/j30/j301_1.sm -o j301_1.json
     """
+    out = claim(output, [source])
     suite = read_inputs([source], fmt, cpu, keep_dummies)
     kind = to or ("jsonl" if output.lower().endswith((".jsonl", ".ndjson")) else "json")
-    write_atomic(output, render(suite, kind, output))
+    if out is not None:
+        out.write_text(render(suite, kind, output))
     click.echo(f"wrote {output} ({kind}): {summary(suite)}", err=True)
 
 

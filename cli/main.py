@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from peakopt.cli.common import Group, package_version
+from peakopt.cli.common import Group, install, package_version
 from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
 from peakopt.cli.plot import plot
@@ -46,5 +46,6 @@ for command in (
 
 
 def main() -> None:
-    """Entry point of the console script."""
+    """Entry point of the console script: Ctrl-C and SIGTERM stop a run cleanly."""
+    install()
     cli()

@@ -9,6 +9,8 @@ import click
 
 from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
+from peakopt.cli.options import seed_option
+from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.targets import targets
 from peakopt.instances.records import read_records, read_references
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
@@ -155,9 +157,7 @@ def _collect(
     metavar="REFS.jsonl",
     help="Reference results (peakopt solve -o): gap to optimum in the titles.",
 )
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of randomised methods and the solver."
-)
+@seed_option("Seed of randomised methods and the solver.")
 @click.option("--dependencies", is_flag=True, help="Draw every dependency arrow (broken ones always are).")
 @click.option(
     "--colour",
@@ -166,7 +166,7 @@ def _collect(
     show_default=True,
     help="Colour bars by the tool's server or by resource class.",
 )
-@click.option("-o", "--output", required=True, help="Picture to write: .png or .svg.")
+@click.option("-o", "--output", required=True, help=f"Picture to write: .png or .svg. {REPLACES}")
 @input_options
 @click.pass_context
 def plot(
@@ -193,6 +193,8 @@ def plot(
     """
     if Path(output).suffix.lower() not in (".png", ".svg"):
         raise click.BadParameter("write a .png or .svg file", param_hint="'-o'")
+    inputs = [*paths, *machines, *options["schedules"], *([reference_path] if reference_path else [])]
+    out = claim(output, inputs)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     workflow, machine = choose(targets(paths, machines, read), workflow_id)
     references = index_references(read_references(reference_path)) if reference_path else {}
@@ -204,5 +206,7 @@ def plot(
         score = evaluate(workflow, machine, schedule)
         gap = gaps(score.makespan, reference)[0] if reference is not None and score.valid else None
         drawn.append(Drawn(schedule.source or "schedule", schedule, score, gap))
-    save(figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour), output)
+    picture = figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour)
+    with out.replacing() as temp:
+        save(picture, temp)
     click.echo(f"wrote {output}: {', '.join(d.label for d in drawn)}", err=True)

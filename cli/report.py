@@ -9,9 +9,11 @@ import click
 from rich.table import Table
 
 from peakopt.cli.common import read_inputs
+from peakopt.cli.options import COUNT_OR_NONE
+from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import read_scores
 from peakopt.cli.tables import show, to_csv, to_json
-from peakopt.instances import InputError, write_atomic
+from peakopt.instances import InputError
 from peakopt.instances.records import read_references
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
@@ -105,9 +107,15 @@ def emit(found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON list.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the summaries as CSV.")
-@click.option("-o", "--output", metavar="REPORT.html", help="Also write a self-contained HTML report.")
 @click.option(
-    "--worst", type=int, default=3, show_default=True, help="Gantt charts of each method's K worst cases."
+    "-o", "--output", metavar="REPORT.html", help=f"Also write a self-contained HTML report. {REPLACES}"
+)
+@click.option(
+    "--worst",
+    type=COUNT_OR_NONE,
+    default=3,
+    show_default=True,
+    help="Gantt charts of each method's K worst cases.",
 )
 @click.option(
     "--suite",
@@ -145,11 +153,12 @@ def report(
 
     Example: peakopt report results.sqlite --by method,tier -o report.html
     """
+    out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
     rows = read_rows(path)
     emit(summaries(rows, by), as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}")
-    if output:
+    if out is not None:
         cases = worst_drawings(path, rows, worst, suites, reference_path)
-        write_atomic(output, render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
+        out.write_text(render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
         click.echo(f"wrote {output}", err=True)
 
 

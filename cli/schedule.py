@@ -10,9 +10,11 @@ from rich.console import Console
 from rich.table import Table
 
 from peakopt.cli.common import input_options
+from peakopt.cli.options import seed_option
+from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.targets import Target, targets
 from peakopt.instances.native import to_jsonl
-from peakopt.instances.records import schedule_record, write_jsonl
+from peakopt.instances.records import schedule_record
 from peakopt.models import Machine, Schedule
 from peakopt.oracle import Score, evaluate
 from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
@@ -130,10 +132,8 @@ def _epilog() -> str:
     multiple=True,
     help="A machine of the inputs by name, or a file of machines; repeatable.",
 )
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the random rule, sampling and plug-ins."
-)
-@click.option("-o", "--output", help="Write the schedules (JSON Lines) to this file, atomically.")
+@seed_option("Seed of the random rule, sampling and plug-ins.")
+@click.option("-o", "--output", help=f"Write the schedules (JSON Lines) to this file. {REPLACES}")
 @click.option("--json", "as_json", is_flag=True, help="Print the schedules (JSON Lines) on stdout.")
 @click.option(
     "--list",
@@ -167,6 +167,7 @@ def schedule(
     if output and as_json:
         raise click.UsageError("give either -o FILE or --json, not both")
     methods = parse_methods(method_values)
+    out = claim(output, (*paths, *machine_values))
     found = targets(
         paths, machine_values, {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}, need_machine=False
     )
@@ -178,9 +179,9 @@ def schedule(
             for method in methods:
                 result = method.schedule(workflow, machine, seed=seed)
                 rows.append((result, evaluate(workflow, machine or LIMITLESS, result)))
-    records = [schedule_record(s) for s, _ in rows]
-    if output:
-        write_jsonl(output, records)
+    text = to_jsonl(schedule_record(s) for s, _ in rows)
+    if out is not None:
+        out.write_text(text)
     elif as_json:
-        click.echo(to_jsonl(records), nl=False)
+        click.echo(text, nl=False)
     print_table(rows)

@@ -9,6 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.common import input_options, warn_unconstrained
+from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.tables import (
     correlation_table,
     dump_rows,
@@ -20,7 +21,8 @@ from peakopt.cli.tables import (
 )
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
-from peakopt.instances.records import read_records, read_references, write_jsonl
+from peakopt.instances.native import to_jsonl
+from peakopt.instances.records import read_records, read_references
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
 from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
@@ -53,23 +55,23 @@ def grouping(known: Sequence[str]) -> Callable[[F], F]:
 
 def outputs(func: F) -> F:
     """``--json``, ``--csv`` and ``-o``: where the per-record scores go."""
-    func = click.option("-o", "--output", help="Write the per-record scores as JSON Lines (atomically).")(
-        func
-    )
+    func = click.option("-o", "--output", help=f"Write the per-record scores as JSON Lines. {REPLACES}")(func)
     func = click.option("--csv", "as_csv", is_flag=True, help="Print the per-record scores as CSV.")(func)
     return click.option(
         "--json", "as_json", is_flag=True, help="Print the per-record scores as one JSON list."
     )(func)
 
 
-def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, output: str | None) -> None:
+def _claim(output: str | None, as_json: bool, as_csv: bool, inputs: Sequence[str | None]) -> Output | None:
+    """Check the output options, and the -o file, before any work."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv are exclusive")
-    if output:
-        try:
-            write_jsonl(output, dump_rows(rows))
-        except OSError as exc:
-            raise InputError(output, "", f"cannot be written ({exc.strerror})") from None
+    return claim(output, [i for i in inputs if i])
+
+
+def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, out: Output | None) -> None:
+    if out is not None:
+        out.write_text(to_jsonl(dump_rows(rows)))
     if as_json:
         click.echo(to_json(rows))
     elif as_csv:
@@ -129,6 +131,7 @@ def score(
 
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
     """
+    out = _claim(output, as_json, as_csv, [*suite_paths, schedules, reference])
     scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
     warn_unconstrained(*scopes.suites)
     references = index_references(read_references(reference)) if reference else {}
@@ -140,7 +143,7 @@ def score(
         score_record(r.data, scopes.of(r.data), references, options, line=r.line, error=r.error)
         for r in read_records(schedules)
     ]
-    _emit(rows, as_json, as_csv, output)
+    _emit(rows, as_json, as_csv, out)
     show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
 
 
@@ -191,12 +194,13 @@ def plan_score(
 
     Example: peakopt plan-score --truth bundled:refund --predictions plans.jsonl --scores scores.jsonl
     """
+    out = _claim(output, as_json, as_csv, [*truth_paths, predictions, scores])
     scopes = Scopes.read(truth_paths, fmt, cpu, keep_dummies)
     rows = [
         score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
         for r in read_records(predictions)
     ]
-    _emit(rows, as_json, as_csv, output)
+    _emit(rows, as_json, as_csv, out)
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:
         tables.append(correlation_table(correlate(rows, read_scores(scores))))

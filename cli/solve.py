@@ -6,8 +6,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 from rich.console import Console
@@ -15,11 +14,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, solve_options, start, where
-from peakopt.cli.common import input_options, warn
+from peakopt.cli.common import input_options, interrupted, warn
+from peakopt.cli.options import Finite, seed_option
+from peakopt.cli.outputs import claim
+from peakopt.cli.stream import Stream
 from peakopt.cli.targets import targets
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.solver import BACKENDS, solve
-from peakopt.solver.executors import Executor, report, run_items, solve_deadline
+from peakopt.solver.executors import Executor, Where, report, run_items, solve_deadline
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
@@ -73,58 +75,26 @@ def plan(
     paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
 ) -> list[Job]:
     """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
-    jobs: list[Job] = []
-    for workflow, machines in targets(paths, refs, read):
-        jobs.extend(Job(len(jobs) + k, workflow, m, settings) for k, m in enumerate(machines))
-    return jobs
-
-
-def finished(output: str) -> set[tuple[str, str]]:
-    """(workflow, machine) of every complete record in an output file; a torn last line is cut off."""
-    path = Path(output)
-    if not path.exists():
-        return set()
-    text = path.read_text(encoding="utf-8")
-    keep, done = [], set()
-    for line in text.splitlines(keepends=True):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            break  # an interrupted write: drop it and everything after
-        if not line.endswith("\n"):
-            break
-        keep.append(line)
-        done.add((record["workflow"], record["machine"]))
-    if len(keep) != len(text.splitlines(keepends=True)):
-        warn(f"{output}: dropped an incomplete last record")
-        path.write_text("".join(keep), encoding="utf-8")
-    return done
+    pairs = [(workflow, m) for workflow, machines in targets(paths, refs, read) for m in machines]
+    return [Job(index, workflow, machine, settings) for index, (workflow, machine) in enumerate(pairs)]
 
 
 class Sink:
-    """Where records go as they finish: appended and flushed to a file, and/or printed on stdout."""
+    """Where records go as they finish: the output's side file (:mod:`peakopt.cli.stream`), stdout."""
 
-    def __init__(self, output: str | None, as_json: bool, resume: bool) -> None:
+    def __init__(self, stream: Stream | None, as_json: bool) -> None:
+        self.stream = stream
         self.as_json = as_json
         self.written = 0
-        self.handle: TextIO | None = None
-        if output is not None:
-            self.handle = Path(output).open("a" if resume else "w", encoding="utf-8")  # noqa: SIM115
 
     def write(self, result: SolveResult) -> None:
         """One JSON line per record; flushed so that an interrupted run keeps it."""
         line = json.dumps(result.model_dump(mode="json"))
-        if self.handle is not None:
-            self.handle.write(line + "\n")
-            self.handle.flush()
+        if self.stream is not None:
+            self.stream.write(line)
         if self.as_json:
             click.echo(line)
         self.written += 1
-
-    def close(self) -> None:
-        """Close the output file."""
-        if self.handle is not None:
-            self.handle.close()
 
 
 def _progress_bar(console: Console) -> Progress:
@@ -205,9 +175,7 @@ def gap(result: SolveResult) -> float | None:
 @input_options
 @solve_options(time_limit=60.0, workers=2, per="per solve (workflow × machine)")
 @executor_options(jobs_default="1")
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Random seed (reproducible with --workers 1)."
-)
+@seed_option("Random seed (reproducible with --workers 1).")
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
@@ -217,16 +185,24 @@ def gap(result: SolveResult) -> float | None:
 )
 @click.option(
     "--gap-limit",
-    type=click.FloatRange(0, 1, max_open=True),
+    type=Finite(0, 1, max_open=True),
     default=0.0,
     show_default=True,
     help="Stop a solve once (makespan − bound) / makespan is at most this.",
 )
 @click.option(
-    "-o", "--output", metavar="REFS.jsonl", help="Append records to this JSON Lines file as they finish."
+    "-o",
+    "--output",
+    metavar="REFS.jsonl",
+    help="Write the records to this JSON Lines file: streamed to REFS.jsonl.partial as they finish, "
+    "which replaces REFS.jsonl in one step at the end (an interrupted run leaves REFS.jsonl as it was).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON record per solve on stdout.")
-@click.option("--resume", is_flag=True, help="Skip workflow × machine pairs already in --output.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue from -o's file and its .partial: their records are kept, their pairs not solved again.",
+)
 def solve_command(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -248,9 +224,10 @@ def solve_command(
     """Optimal (or bounded) reference schedules for every workflow × machine of the inputs.
 
     Each record holds the status, makespan, proven lower bound, start times
-    and cva floor; `peakopt score` reads them as references. Records are
-    written as they finish, so an interrupted run keeps them; --resume skips
-    them on the next run.
+    and cva floor; `peakopt score` reads them as references. With -o, records
+    are appended to REFS.jsonl.partial as they finish, and that file replaces
+    REFS.jsonl when the run ends: an interrupted run keeps its records there
+    and leaves REFS.jsonl as it was; --resume continues from both.
 
     Solves run in local processes (--jobs) or on a Dask cluster
     (--dask-local N starts one here, --scheduler joins a running one).
@@ -261,6 +238,9 @@ def solve_command(
         raise click.UsageError("give -o/--output or --json, not both")
     if resume and output is None:
         raise click.UsageError("--resume needs -o/--output")
+    out = claim(output, (*paths, *machines))
+    if resume and out is not None and out.special:
+        raise click.UsageError(f"--resume needs a regular file, not {output}")
     place = where(jobs or (None if dask_local or scheduler else 1), dask_local, scheduler)
     settings = {
         "time_limit": time_limit,
@@ -271,27 +251,38 @@ def solve_command(
     }
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     todo = plan(paths, machines, settings, read)
-    done = finished(output) if resume and output is not None else set()
+    stream = None if out is None else Stream(out, resume)
+    done = set() if stream is None else stream.done
     todo = [j for j in todo if j.key not in done]
     if done:
         warn(f"resuming: {len(done)} records already in {output}, {len(todo)} solves to go")
-    console = Console(stderr=True)
-    sink = Sink(output, as_json, resume)
-    results: list[SolveResult] = []
+    sink = Sink(stream, as_json)
     began = time.monotonic()
-    try:
-        with start(place) as executor:
-            results.extend(run(todo, executor, sink, console))
-    except KeyboardInterrupt:
-        sink.close()
-        kept = f" in {output}" if output else ""
-        hint = "; run the same command with --resume to finish" if output else ""
-        click.echo(f"Interrupted: {sink.written} finished records kept{kept}{hint}", err=True)
-        raise SystemExit(130) from None
-    sink.close()
-    console.print(summary_table(results, time.monotonic() - began))
+    results = _run_all(todo, place, sink, output)
+    if stream is not None:
+        stream.finish()
+    Console(stderr=True).print(summary_table(results, time.monotonic() - began))
     errors = [r for r in results if r.status == "error"]
     if errors:
         raise PeakoptError(
             f"{len(errors)} of {len(results)} solves failed, e.g. {errors[0].workflow}: {errors[0].message}"
         )
+
+
+def _run_all(todo: list[Job], place: Where, sink: Sink, output: str | None) -> list[SolveResult]:
+    """Every job's record, on no more workers than jobs; an interrupt keeps what is written."""
+    results: list[SolveResult] = []
+    if not todo:
+        return results
+    try:
+        with start(place, len(todo)) as executor:
+            results.extend(run(todo, executor, sink, Console(stderr=True)))
+    except KeyboardInterrupt as exc:
+        kept = ""
+        if sink.stream is not None:
+            sink.stream.close()
+            kept = f" in {sink.stream.kept}"
+            if not sink.stream.special:
+                kept += f" ({output} is unchanged); run the same command with --resume to finish"
+        interrupted(exc, f"{sink.written} finished records kept{kept}")
+    return results

@@ -9,8 +9,10 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.cli.cluster import executor_options, positive, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, warn
+from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
+from peakopt.cli.common import input_options, interrupted, warn
+from peakopt.cli.options import COUNT, seconds_option, seed_option
+from peakopt.cli.outputs import claim
 from peakopt.cli.report import emit, parse_by, summaries
 from peakopt.cli.targets import targets
 from peakopt.instances.records import read_references
@@ -102,19 +104,12 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 @solve_options(time_limit=10.0, workers=1, per="per optimum (workflow × machine)")
 @click.option("--db", required=True, metavar="RESULTS.sqlite", help="The results store (created if missing).")
 @click.option("-r", "--reference", help="Reference results (peakopt solve -o) to reuse instead of solving.")
-@click.option(
-    "--method-limit",
-    type=float,
-    default=60.0,
-    show_default=True,
-    callback=positive,
-    help="Seconds one method may take on one instance; then its row is an error.",
+@seconds_option(
+    "--method-limit", 60.0, "Seconds one method may take on one instance; then its row is an error."
 )
-@click.option(
-    "--seed", type=int, default=0, show_default=True, help="Seed of the solver, methods and search."
-)
+@seed_option("Seed of the solver, methods and search.")
 @executor_options(jobs_default="the cores")
-@click.option("--chunk", type=int, callback=positive, help="Instances per task [default: automatic].")
+@click.option("--chunk", type=COUNT, help="Instances per task [default: automatic].")
 @click.option("--fresh", is_flag=True, help="Drop everything in the store first.")
 @click.option(
     "--by",
@@ -125,13 +120,15 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON list.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the summary as CSV.")
+@click.option("--worst", type=COUNT, metavar="K", help="Export each method's K worst instances.")
 @click.option(
-    "--worst", type=int, callback=positive, metavar="K", help="Export each method's K worst instances."
+    "--worst-dir",
+    default="worst",
+    show_default=True,
+    help="Where --worst and --search write (created if missing, in an existing folder); "
+    "each case file is replaced in one step.",
 )
-@click.option("--worst-dir", default="worst", show_default=True, help="Where --worst and --search write.")
-@click.option(
-    "--search", type=int, callback=positive, metavar="N", help="Adversarial search: judge N mutants."
-)
+@click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
 def stress(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -169,6 +166,9 @@ def stress(
     if search and len(methods) != 1:
         raise click.UsageError("--search needs exactly one --method")
     place = where(jobs, dask_local, scheduler)
+    if worst or search:
+        inputs = [*paths, *machines, *([reference] if reference else [])]
+        claim(worst_dir, inputs, option="--worst-dir", directory=True)
     check_methods(methods)
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
@@ -185,11 +185,10 @@ def stress(
             written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)
             console.print(f"wrote {len(written)} worst cases to {worst_dir}/", highlight=False)
         rows = store.score_rows(todo.keys)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         kept = store.count()
         store.close()
-        click.echo(f"Interrupted: {kept} rows kept in {db}; run the same command again to resume", err=True)
-        raise SystemExit(130) from None
+        interrupted(exc, f"{kept} rows kept in {db}; run the same command again to resume")
     store.close()
     emit(summaries(rows, by), as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}")
 
@@ -209,7 +208,8 @@ def _work(
     """The campaign, then the search, on one executor (started only when there is work)."""
     if not todo.items and not evaluations:
         return
-    with start(place) as executor:
+    items = max(len(todo.items), SearchSpec.batch if evaluations else 0)
+    with start(place, items) as executor:
         if todo.items:
             _run(executor, todo, store, chunk, console)
         if evaluations:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -150,17 +152,47 @@ def to_jsonl(records: Iterable[dict[str, Any]]) -> str:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a crash never leaves a half-written file."""
-    target = Path(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    """Write ``text`` to ``path`` so that a crash never leaves a half-written file.
+
+    See :func:`replacing`: the text goes to a file beside ``path``, which
+    then replaces it in one step.
+    """
+    with replacing(path) as temp:
+        temp.write_text(text, encoding="utf-8")
+
+
+@contextmanager
+def replacing(path: str | Path) -> Iterator[Path]:
+    """A new file beside ``path`` that replaces it, in one atomic step, when the block succeeds.
+
+    Until then ``path`` is untouched; when the block raises (an error, Ctrl-C),
+    the new file is removed. The new file has ``path``'s suffix (so writers
+    that go by it pick the format), its permissions when it exists (else
+    those a plain ``open`` gives), and is flushed to disk before the
+    replacement. A symbolic link is followed: the file it points to is
+    replaced and the link stays.
+    """
+    target = Path(os.path.realpath(path))
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
+    os.close(handle)
+    temp = Path(name)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        yield temp
+        # mkstemp makes the file private (0600): give it the old file's mode, or a plain open()'s
+        temp.chmod(file_mode(target))
+        with temp.open("rb") as written:
+            os.fsync(written.fileno())
+        temp.replace(target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def file_mode(target: Path) -> int:
+    """The permission bits ``target`` has, or those a new file gets under the umask."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
-        Path(temp).chmod(0o666 & ~umask)
-        Path(temp).replace(target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        return 0o666 & ~umask

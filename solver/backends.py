@@ -8,13 +8,15 @@ chunk was lost with its worker), stop the workers of overdue chunks.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
@@ -39,11 +41,71 @@ def report(message: Any) -> None:
         _QUEUE.put(message)
 
 
-def _worker_init(queue: Queue[Any]) -> None:
-    """Local workers leave Ctrl-C to the parent, which stops them."""
+#: The signals that stop a run: the parent handles them and stops its workers.
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+#: Linux's prctl option that sends a signal to a process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(queue: Queue[Any], parent: int) -> None:
+    """Local workers leave Ctrl-C to the parent, and end when the parent ends, however it ends.
+
+    The parent forks them with these signals blocked (see
+    :func:`_quiet_children`): a Ctrl-C before this point would otherwise
+    print a worker's traceback.
+    """
     global _QUEUE
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's own handler is not for workers
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+    _die_with(parent)
     _QUEUE = queue
+
+
+def _die_with(parent: int) -> None:
+    """End this process when ``parent`` dies, even by ``kill -9`` or the OOM killer.
+
+    An orphaned pool worker would otherwise wait for work forever: its
+    siblings hold the queue open. On Linux the kernel sends SIGKILL
+    (``PR_SET_PDEATHSIG``); elsewhere a thread watches the parent's pid.
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    else:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the prctl: no signal will come
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
+@contextlib.contextmanager
+def _quiet_children() -> Iterator[None]:
+    """Fork with SIGINT and SIGTERM blocked: children inherit the mask until :func:`_worker_init`.
+
+    A signal that arrives meanwhile waits, and reaches the parent just after.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask preload of LocalCluster workers (restarted ones too): Ctrl-C is the parent's to handle.
+
+    A worker that took Ctrl-C itself would shut down noisily while the
+    parent is stopping the cluster anyway.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Backend(ABC):
@@ -92,7 +154,9 @@ class LocalBackend(Backend):
 
     def _new_pool(self) -> ProcessPoolExecutor:
         self.workers: dict[int, Any] = {}
-        return ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue,))
+        return ProcessPoolExecutor(
+            max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue, os.getpid())
+        )
 
     @property
     def slots(self) -> int:
@@ -101,12 +165,14 @@ class LocalBackend(Backend):
 
     def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
         """Submit to the pool, replacing it first if a dead worker broke it."""
-        try:
-            future = self.pool.submit(func, *args)
-        except BrokenProcessPool:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = self._new_pool()
-            future = self.pool.submit(func, *args)
+        # a submit may fork the workers
+        with _quiet_children():
+            try:
+                future = self.pool.submit(func, *args)
+            except BrokenProcessPool:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+                self.pool = self._new_pool()
+                future = self.pool.submit(func, *args)
         # the pool forgets its processes when it breaks: keep them to read their exit codes
         self.workers.update(getattr(self.pool, "_processes", None) or {})
         return future
@@ -123,9 +189,20 @@ class LocalBackend(Backend):
         try:
             return handle.result()
         except BrokenProcessPool:
-            if HUNG in {process.exitcode for process in self.workers.values()}:
+            if HUNG in self._exit_codes():
                 raise Lost("a worker ran past an item's hard limit and was ended") from None
             raise Lost("a worker process died") from None
+
+    def _exit_codes(self, wait: float = 5.0) -> set[int | None]:
+        """The workers' exit codes, once they have all ended (the broken pool ends the rest).
+
+        A worker's end breaks the pool as soon as its pipes close, which is a
+        moment before it can be reaped: its exit code is not known at once.
+        """
+        end = time.monotonic() + wait
+        for process in self.workers.values():
+            process.join(max(0.0, end - time.monotonic()))
+        return {process.exitcode for process in self.workers.values()}
 
     def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
         """A pool cannot stop one task: end every worker and start a new pool."""
@@ -175,11 +252,13 @@ class DaskBackend(Backend):
         else:
             # a chunk that kills its worker is not retried on another: it is lost at once;
             # the statistical profiler (a sample every 10 ms) costs the workers time for nothing here
+            # the preload keeps Ctrl-C away from every worker, restarted ones too
             settings = {
                 "distributed.scheduler.allowed-failures": 0,
                 "distributed.worker.profile.enabled": False,
+                "distributed.worker.preload": [__name__],
             }
-            with dask.config.set(settings):
+            with dask.config.set(settings), _ignoring_ctrl_c():
                 self.cluster = dist.LocalCluster(
                     n_workers=workers,
                     threads_per_worker=1,
@@ -256,6 +335,23 @@ class DaskBackend(Backend):
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+@contextlib.contextmanager
+def _ignoring_ctrl_c() -> Iterator[None]:
+    """Ignore SIGINT while the LocalCluster starts: its processes inherit that (exec keeps it).
+
+    A Ctrl-C during those seconds is lost; one during the run reaches the
+    parent alone, which stops the cluster.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _processing_on(dask_scheduler: Any, keys: list[Any]) -> list[str]:

@@ -24,7 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from peakopt.solver.backends import HUNG, Backend, Lost, dask_backend, local_backend, report
@@ -89,6 +89,17 @@ class Where:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
+
+    def at_most(self, items: int) -> Where:
+        """The same place with no more local (or LocalCluster) workers than ``items``.
+
+        A running cluster (``scheduler``) is used as it is.
+        """
+        if self.scheduler is not None:
+            return self
+        if self.dask_local is not None:
+            return replace(self, dask_local=max(1, min(self.dask_local, items)))
+        return replace(self, jobs=max(1, min(self.jobs or default_jobs(), items)))
 
     def describe(self) -> str:
         """One line for progress and reports."""
@@ -184,7 +195,8 @@ def _watchdog(limit: float | None) -> Iterator[None]:
     if limit is None:
         yield
         return
-    timer = threading.Timer(limit, os._exit, (HUNG,))
+    # a longer wait than a Timer takes is no limit at all (threading.Timer(1e300) overflows)
+    timer = threading.Timer(min(limit, threading.TIMEOUT_MAX), os._exit, (HUNG,))
     timer.daemon = True
     timer.start()
     try:

@@ -112,6 +112,8 @@ class Job:
         params.random_seed = self.limits.seed
         params.max_time_in_seconds = max(seconds, MIN_PHASE)
         params.relative_gap_limit = self.limits.gap_limit
+        # Ctrl-C is the caller's: CP-SAT's own handler crashes a Dask worker that gets one
+        params.catch_sigint_signal = False
         if deterministic is not None:
             params.max_deterministic_time = deterministic
         return solver

@@ -30,7 +30,7 @@ def test_generate_small_suite_to_stdout_and_to_a_file(tmp_path: Path) -> None:
     assert code == 0
     document = json.loads(out)
     assert len(document["workflows"]) == 3 and document["meta"]["generator"]["seed"] == 4
-    target = tmp_path / "deep" / "mine.json"
+    target = tmp_path / "mine.json"
     code, _, _ = run(
         "generate", "--seed", "4", "--easy", "2", "--medium", "1", "--hard", "0", "-o", str(target)
     )
@@ -77,7 +77,7 @@ def test_generate_output_that_is_a_file_not_a_directory(tmp_path: Path) -> None:
     blocker = tmp_path / "taken"
     blocker.write_text("x")
     code, _, err = run("generate", "--easy", "1", "--medium", "0", "--hard", "0", "-o", str(blocker))
-    assert code == 2 and "not a directory" in err
+    assert code == 1 and err == f"Error: -o {blocker}: exists and is not a directory\n"
 
 
 def test_prompt_writes_json_lines(tmp_path: Path) -> None:

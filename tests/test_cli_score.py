@@ -203,4 +203,4 @@ def test_help_has_an_example(command: str) -> None:
 def test_score_output_that_cannot_be_written(tmp_path: Path) -> None:
     target = tmp_path / "no" / "such" / "dir" / "scores.jsonl"
     code, _, err = run("score", "bundled:refund", "-s", str(answers(tmp_path)), "-o", str(target))
-    assert code == 1 and err.strip() == f"Error: {target}: cannot be written (No such file or directory)"
+    assert code == 1 and err.strip() == f"Error: -o {target}: the folder {target.parent} does not exist"

@@ -28,6 +28,11 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+def partial(path: Path) -> Path:
+    """The side file ``solve -o`` streams its records to."""
+    return path.with_name(path.name + ".partial")
+
+
 def records(path: Path) -> list[SolveResult]:
     return [SolveResult.model_validate_json(line) for line in path.read_text().splitlines()]
 
@@ -151,15 +156,21 @@ def test_interrupt_keeps_finished_records_and_says_how_to_resume(
         if len(calls) == 2:
             raise KeyboardInterrupt
 
+    assert run("solve", "bundled:refund", "-o", str(out))[0] == 0
+    before = out.read_bytes()
     monkeypatch.setattr(solve_cli.Sink, "write", interrupted)
     code, _, err = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out))
     assert code == 130
-    assert "2 finished records kept" in err and "--resume" in err
-    assert len(records(out)) == 2
+    assert "2 finished records kept" in err and "--resume" in err and "refs.jsonl.partial" in err
+    assert len(records(partial(out))) == 2
+    assert out.read_bytes() == before  # replaced only by a run that ends
     monkeypatch.undo()
+    code, _, err = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out))
+    assert code == 1 and "add --resume to continue it" in err  # the side file is never lost
     code, _, _ = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out), "--resume")
     assert code == 0
-    assert sorted(r.workflow for r in records(out)) == [p.stem for p in EASY]
+    assert sorted(r.workflow for r in records(out)) == sorted([p.stem for p in EASY] + ["refund"])
+    assert not partial(out).exists()
 
 
 def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
@@ -168,13 +179,15 @@ def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
     command += ["--time-limit", "120", "--workers", "1", "-o", str(out)]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+    side = partial(out)
+    while time.monotonic() < deadline and not (side.exists() and side.read_text().count("\n") >= 1):
         time.sleep(0.1)
     os.kill(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=20)
     assert process.returncode == 130, err
     assert "--resume" in err and "Traceback" not in err
-    assert [r.workflow for r in records(out)] == ["j301_1"]
+    assert [r.workflow for r in records(side)] == ["j301_1"]
+    assert not out.exists()
 
 
 def test_long_solve_shows_its_incumbent_and_bound(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,3 +203,16 @@ def test_long_solve_shows_its_incumbent_and_bound(monkeypatch: pytest.MonkeyPatc
     task = bar.add_task("", total=1)
     solve_cli._show_long([(0, 12.0, 7.0), (0, 9.5, 8.1)], {0: job}, {}, bar, task)
     assert bar.tasks[0].description == "refund × worker: makespan 9.5, bound 8.1"
+
+
+def test_two_machines_and_two_workflows_give_four_records(tmp_path: Path) -> None:
+    # job indexes were duplicated whenever a workflow had an even number of machines (a KeyError)
+    path = tmp_path / "suite.json"
+    task = {"id": "a", "duration": 1, "demand": {"cpu": 1}}
+    machines = [{"name": "one", "capacity": {"cpu": 1}}, {"name": "two", "capacity": {"cpu": 2}}]
+    workflows = [{"id": f"w{i}", "tasks": [task]} for i in range(2)]
+    path.write_text(json.dumps({"machines": machines, "workflows": workflows}))
+    code, out, err = run("solve", str(path), "--json", "--time-limit", "5", "--workers", "1")
+    assert code == 0, err
+    pairs = sorted((r["workflow"], r["machine"]) for r in map(json.loads, out.splitlines()))
+    assert pairs == [("w0", "one"), ("w0", "two"), ("w1", "one"), ("w1", "two")]

@@ -67,7 +67,9 @@ def test_local_processes_turn_raises_hangs_and_crashes_into_errors() -> None:
 
 
 def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> None:
-    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=0.5)
+    # the worker's own watchdog ends it 0.5 s into the item, however long the worker took to start;
+    # the parent's deadline (the limits plus the grace) must not race it, hence a long grace
+    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=30.0)
     for x, (value, error) in found.items():
         if x % 2:
             assert value is None and "ran past an item's hard limit" in str(error)
@@ -118,3 +120,27 @@ def test_no_limit_and_finished_blocks_never_raise_later() -> None:
 def test_where_rejects_bad_combinations(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         Where(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_limit_longer_than_a_timer_takes_is_no_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from peakopt.solver.executors import run_chunk
+
+    # threading.Timer(1e300) dies in its thread with an OverflowError: such a limit only means "never"
+    crashed: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", crashed.append)
+    assert run_chunk(lambda x: time.sleep(0.2) or abs(x), [-3], [1e300]) == [(3, None)]
+    assert crashed == []
+
+
+@pytest.mark.parametrize(
+    ("where", "items", "expected"),
+    [
+        (Where(jobs=8), 3, Where(jobs=3)),
+        (Where(jobs=2), 5, Where(jobs=2)),
+        (Where(dask_local=4), 1, Where(dask_local=1)),
+        (Where(jobs=4), 0, Where(jobs=1)),
+        (Where(scheduler="tcp://x:1"), 1, Where(scheduler="tcp://x:1")),
+    ],
+)
+def test_no_more_workers_than_items(where: Where, items: int, expected: Where) -> None:
+    assert where.at_most(items) == expected

@@ -1,0 +1,147 @@
+"""``peakopt solve -o``'s records: streamed to ``NAME.partial``, moved over ``NAME`` at the end.
+
+Each record is appended to the visible side file ``NAME.partial`` and flushed
+as it finishes, so that an interrupted run (Ctrl-C, ``kill``, a crash) keeps
+every finished record while ``NAME`` stays as it was. When the run ends, the
+side file replaces ``NAME`` in one atomic step. ``--resume`` continues from
+both files: the pairs already in either are not solved again, and their
+records are carried over.
+
+Reading a records file to resume, a torn last line (a write cut short) is
+dropped; a damaged line elsewhere is skipped with a warning, and the complete
+records after it are kept; a line that is JSON but not a reference record
+means the file is not a reference file: it is refused, untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from peakopt.cli.common import warn
+from peakopt.cli.outputs import Output, OutputError
+from peakopt.instances.native import file_mode, write_atomic
+from peakopt.models import SolveResult
+
+#: What identifies a record: (workflow, machine).
+Key = tuple[str, str]
+
+
+class Stream:
+    """The records of one ``peakopt solve -o`` run, in the output's side file.
+
+    Parameters
+    ----------
+    out
+        The checked, locked output.
+    resume
+        Carry over the records already in the output and its side file.
+
+    Raises
+    ------
+    OutputError
+        When a side file is left from an interrupted run and ``resume`` is
+        false (it would be lost), or a file to resume from is not a
+        reference file.
+    """
+
+    def __init__(self, out: Output, resume: bool) -> None:
+        self.out = out
+        self.special = out.special
+        self.done: set[Key] = set()
+        if self.special:  # a device (/dev/null): written straight, nothing to carry over
+            self.handle: TextIO = out.target.open("w", encoding="utf-8")
+            return
+        partial = out.partial
+        if partial.exists() and not partial.is_file():
+            raise OutputError(out.option, out.path, f"{partial} is in the way and is not a file")
+        if not resume and partial.exists():
+            raise OutputError(
+                out.option,
+                out.path,
+                f"{partial} holds the records of an interrupted run; add --resume to continue it, "
+                "or remove it to start over",
+            )
+        kept: dict[Key, str] = {}
+        if resume:
+            for source in (out.target, partial):  # the side file's records are the newer ones
+                kept.update(read_done(source))
+        self.done = set(kept)
+        # the side file starts with what is carried over, written in one step
+        write_atomic(partial, "".join(kept.values()))
+        self.handle = partial.open("a", encoding="utf-8")
+
+    @property
+    def kept(self) -> Path:
+        """Where the records are until the run ends."""
+        return self.out.target if self.special else self.out.partial
+
+    def write(self, line: str) -> None:
+        """Append one record line and flush it, so that an interrupted run keeps it."""
+        self.handle.write(line + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        """Close the side file, leaving it in place (an interrupted or failed run)."""
+        self.handle.close()
+
+    def finish(self) -> None:
+        """Move the side file over the output, in one step, flushed to disk first."""
+        self.handle.flush()
+        if not self.special:
+            os.fsync(self.handle.fileno())
+        self.handle.close()
+        if not self.special:
+            self.out.partial.chmod(file_mode(self.out.target))
+            self.out.partial.replace(self.out.target)
+
+
+def read_done(path: Path) -> dict[Key, str]:
+    """The complete records of a records file, by (workflow, machine), as lines.
+
+    Raises
+    ------
+    OutputError
+        When the file is not a reference file: not UTF-8, a line that is JSON
+        but not a reference record, or no complete record at all.
+    """
+    if not path.is_file():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _not_references(path, "it is not UTF-8 text") from None
+    lines = text.splitlines(keepends=True)
+    found: dict[Key, str] = {}
+    damaged = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except (ValueError, RecursionError):
+            damaged += 1
+            if number == len(lines) and not line.endswith("\n"):
+                warn(f"{path}: dropped an incomplete last record (line {number}, a write cut short)")
+            else:
+                warn(f"{path}: line {number} is damaged (not JSON); skipped, its solve runs again")
+            continue
+        try:
+            record = SolveResult.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "record"
+            why = f"line {number} is not a reference record ({where}: {first['msg']})"
+            raise _not_references(path, why) from None
+        found[(record.workflow, record.machine or "")] = line if line.endswith("\n") else line + "\n"
+    if damaged and not found:
+        raise _not_references(path, "no line is a complete reference record")
+    return found
+
+
+def _not_references(path: Path, why: str) -> OutputError:
+    return OutputError("--resume", path, f"is not a reference file: {why}; nothing was changed")
