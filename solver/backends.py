@@ -8,6 +8,7 @@ chunk was lost with its worker), stop the workers of overdue chunks.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import signal
@@ -28,6 +29,9 @@ HUNG = 86
 #: Set in each local worker process: where :func:`report` sends messages.
 _QUEUE: Queue[Any] | None = None
 
+#: Set in each local worker process: where a chunk says that it starts (see :func:`_announced`).
+_STARTS: Queue[Any] | None = None
+
 
 class Lost(Exception):
     """A chunk's worker died or was stopped before the chunk finished."""
@@ -39,11 +43,22 @@ def report(message: Any) -> None:
         _QUEUE.put(message)
 
 
-def _worker_init(queue: Queue[Any]) -> None:
+def _worker_init(queue: Queue[Any], starts: Queue[Any]) -> None:
     """Local workers leave Ctrl-C to the parent, which stops them."""
-    global _QUEUE
+    global _QUEUE, _STARTS
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _QUEUE = queue
+    _QUEUE, _STARTS = queue, starts
+
+
+def _announced(token: int, func: Callable[..., Any], *args: Any) -> Any:
+    """In a local worker: say that the chunk starts, then run it.
+
+    Its hard limit counts from here: a pool's workers start on demand (and anew after a
+    worker died), and their start-up on a busy machine is no part of the chunk's time.
+    """
+    if _STARTS is not None:
+        _STARTS.put(token)
+    return func(*args)
 
 
 class Backend(ABC):
@@ -51,6 +66,10 @@ class Backend(ABC):
 
     #: Chunks in flight per slot: more than one hides the round trip to a remote worker.
     depth = 1
+
+    #: Whether :meth:`started` says when chunks begin on a worker (else their hard
+    #: limits count from submission: a cluster's workers are up before work is sent).
+    announces = False
 
     @property
     @abstractmethod
@@ -77,6 +96,10 @@ class Backend(ABC):
         """Messages sent with :func:`report` since the last call."""
         return []
 
+    def started(self) -> list[Any]:
+        """Handles whose chunk began on a worker since the last call (see :attr:`announces`)."""
+        return []
+
     @abstractmethod
     def close(self, now: bool) -> None:
         """Shut down; ``now`` drops queued work and ends running work."""
@@ -85,14 +108,21 @@ class Backend(ABC):
 class LocalBackend(Backend):
     """``jobs`` worker processes of a :class:`~concurrent.futures.ProcessPoolExecutor`."""
 
+    announces = True
+
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.queue: Queue[Any] = get_context().Queue()
+        self.starts: Queue[Any] = get_context().Queue()
+        self.tokens: dict[int, Future[Any]] = {}
+        self.count = itertools.count()
         self.pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
         self.workers: dict[int, Any] = {}
-        return ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue,))
+        return ProcessPoolExecutor(
+            max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue, self.starts)
+        )
 
     @property
     def slots(self) -> int:
@@ -101,15 +131,28 @@ class LocalBackend(Backend):
 
     def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
         """Submit to the pool, replacing it first if a dead worker broke it."""
+        token = next(self.count)
         try:
-            future = self.pool.submit(func, *args)
+            future = self.pool.submit(_announced, token, func, *args)
         except BrokenProcessPool:
             self.pool.shutdown(wait=False, cancel_futures=True)
             self.pool = self._new_pool()
-            future = self.pool.submit(func, *args)
+            future = self.pool.submit(_announced, token, func, *args)
         # the pool forgets its processes when it breaks: keep them to read their exit codes
         self.workers.update(getattr(self.pool, "_processes", None) or {})
+        self.tokens[token] = future
         return future
+
+    def started(self) -> list[Any]:
+        """The futures whose chunk a worker began since the last call."""
+        found = []
+        while True:
+            try:
+                found.append(self.tokens.pop(self.starts.get_nowait()))
+            except Empty:
+                return found
+            except KeyError:  # a chunk whose start was already seen: cannot happen, but harmless
+                continue
 
     def wait(self, handles: list[Any], timeout: float) -> list[Any]:
         """Futures done within ``timeout``."""
@@ -123,9 +166,23 @@ class LocalBackend(Backend):
         try:
             return handle.result()
         except BrokenProcessPool:
-            if HUNG in {process.exitcode for process in self.workers.values()}:
+            if HUNG in self._exit_codes():
                 raise Lost("a worker ran past an item's hard limit and was ended") from None
             raise Lost("a worker process died") from None
+
+    def _exit_codes(self, wait: float = 5.0) -> set[int | None]:
+        """The exit codes of the broken pool's workers, once known (at most ``wait`` seconds).
+
+        The pool fails its futures first and reaps its workers after, in its own thread;
+        a code read meanwhile can be None even for a worker that is gone (the reaping
+        thread's ``waitpid`` took it), so that a hang would pass for a crash.
+        """
+        end = time.monotonic() + wait
+        while True:
+            codes = {process.exitcode for process in self.workers.values()}
+            if HUNG in codes or None not in codes or time.monotonic() > end:
+                return codes
+            time.sleep(0.01)
 
     def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
         """A pool cannot stop one task: end every worker and start a new pool."""
@@ -155,6 +212,7 @@ class LocalBackend(Backend):
         else:
             self.pool.shutdown()
         self.queue.close()
+        self.starts.close()
 
 
 class DaskBackend(Backend):
