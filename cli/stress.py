@@ -11,7 +11,7 @@ from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, positive, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
-from peakopt.cli.report import emit, parse_by, summaries
+from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
 from peakopt.cli.targets import targets
 from peakopt.instances.records import read_references
 from peakopt.oracle.scoring import index_references
@@ -19,6 +19,7 @@ from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, sear
 from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.solver.executors import Executor, Where
 from peakopt.solver.export import Case, worst_cases, write_cases
+from peakopt.solver.gates import Threshold
 from peakopt.solver.store import Found, Store
 
 
@@ -27,6 +28,15 @@ def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     if not names:
         raise click.BadParameter("name at least one method")
     return tuple(dict.fromkeys(names))
+
+
+def _methods_or_none(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    return _methods(ctx, param, value) if value else ()
+
+
+def _resuming(todo: Plan, db: str) -> str:
+    stale = f" ({todo.stale} made by other code of their method or of the oracle)" if todo.stale else ""
+    return f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run{stale}"
 
 
 def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, console: Console) -> None:
@@ -117,6 +127,14 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 @click.option("--chunk", type=int, callback=positive, help="Instances per task [default: automatic].")
 @click.option("--fresh", is_flag=True, help="Drop everything in the store first.")
 @click.option(
+    "--redo",
+    multiple=True,
+    callback=_methods_or_none,
+    metavar="METHOD",
+    help="Run this method's rows again even where the store has them (repeatable; "
+    "the other methods' rows and the optima are kept).",
+)
+@click.option(
     "--by",
     default="method",
     show_default=True,
@@ -132,6 +150,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 @click.option(
     "--search", type=int, callback=positive, metavar="N", help="Adversarial search: judge N mutants."
 )
+@fail_on_option
 def stress(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -150,24 +169,32 @@ def stress(
     scheduler: str | None,
     chunk: int | None,
     fresh: bool,
+    redo: tuple[str, ...],
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
     worst: int | None,
     worst_dir: str,
     search: int | None,
+    fail_on: list[Threshold],
 ) -> None:
     """Run heuristics against the optimum on every workflow × machine of the suites.
 
     Each optimum is computed once (or read from --reference or the store);
     each method's schedule is scored by the oracle. Rows go to the SQLite
-    store as they finish: rerun the same command to resume, --fresh to start
-    over. Ends with the per-method summary that `peakopt report` prints.
+    store as they finish: rerun the same command to resume (rows whose method
+    or oracle code changed are run again), --redo METHOD to run one method
+    again, --fresh to start over. Ends with the per-method summary that
+    `peakopt report` prints and the failed runs' reasons; exits 1 when every
+    row failed or a --fail-on threshold is crossed.
 
     Example: peakopt stress bundled:default -m asap,admission,fbi:best-rule --db results.sqlite --worst 5
     """
     if search and len(methods) != 1:
         raise click.UsageError("--search needs exactly one --method")
+    unknown = [m for m in redo if m not in methods]
+    if unknown:
+        raise click.UsageError(f"--redo {', '.join(unknown)}: not among the --method names")
     place = where(jobs, dask_local, scheduler)
     check_methods(methods)
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit)
@@ -177,9 +204,9 @@ def stress(
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)
     try:
-        todo = plan(pairs, methods, settings, store, refs)
-        if todo.skipped:
-            warn(f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run")
+        todo = plan(pairs, methods, settings, store, refs, redo=redo)
+        if todo.skipped or todo.stale:
+            warn(_resuming(todo, db))
         _work(place, todo, store, chunk, console, search, settings, methods, pairs, worst_dir)
         if worst:
             written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)
@@ -190,8 +217,13 @@ def stress(
         store.close()
         click.echo(f"Interrupted: {kept} rows kept in {db}; run the same command again to resume", err=True)
         raise SystemExit(130) from None
+    except BaseException:
+        store.close()  # a store locked mid-run, for one: the rows written so far stay
+        raise
     store.close()
-    emit(summaries(rows, by), as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}")
+    found = summaries(rows, by)
+    emit(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    gate(found, fail_on, rows)
 
 
 def _work(
