@@ -110,7 +110,12 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
 @solve_options(time_limit=10.0, workers=1, per="per optimum (workflow × machine)")
-@click.option("--db", required=True, metavar="RESULTS.sqlite", help="The results store (created if missing).")
+@click.option(
+    "--db",
+    required=True,
+    metavar="RESULTS.sqlite",
+    help="The results store (created if missing; a file that is not one is refused, untouched).",
+)
 @click.option("-r", "--reference", help="Reference results (peakopt solve -o) to reuse instead of solving.")
 @click.option(
     "--method-limit",
@@ -125,7 +130,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 )
 @executor_options(jobs_default="the cores")
 @click.option("--chunk", type=int, callback=positive, help="Instances per task [default: automatic].")
-@click.option("--fresh", is_flag=True, help="Drop everything in the store first.")
+@click.option("--fresh", is_flag=True, help="Drop everything in the store first (a store only).")
 @click.option(
     "--redo",
     multiple=True,
