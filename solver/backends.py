@@ -30,7 +30,10 @@ HUNG = 86
 _QUEUE: Queue[Any] | None = None
 
 #: Set in each local worker process: where a chunk says that it starts (see :func:`_announced`).
-_STARTS: Queue[Any] | None = None
+_STARTS: Any = None
+
+#: Slots of the shared array chunks mark their start in (more than chunks ever in flight).
+START_SLOTS = 4096
 
 
 class Lost(Exception):
@@ -43,7 +46,7 @@ def report(message: Any) -> None:
         _QUEUE.put(message)
 
 
-def _worker_init(queue: Queue[Any], starts: Queue[Any]) -> None:
+def _worker_init(queue: Queue[Any], starts: Any) -> None:
     """Local workers leave Ctrl-C to the parent, which stops them."""
     global _QUEUE, _STARTS
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -55,9 +58,12 @@ def _announced(token: int, func: Callable[..., Any], *args: Any) -> Any:
 
     Its hard limit counts from here: a pool's workers start on demand (and anew after a
     worker died), and their start-up on a busy machine is no part of the chunk's time.
+    The mark is one aligned integer in shared memory, written without a lock: a worker
+    killed at any moment (a hang ended, a crash) leaves no lock held that would block the
+    others, as a queue's write lock would.
     """
     if _STARTS is not None:
-        _STARTS.put(token)
+        _STARTS[token % START_SLOTS] = token + 1
     return func(*args)
 
 
@@ -113,7 +119,7 @@ class LocalBackend(Backend):
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.queue: Queue[Any] = get_context().Queue()
-        self.starts: Queue[Any] = get_context().Queue()
+        self.starts: Any = get_context().RawArray("q", START_SLOTS)
         self.tokens: dict[int, Future[Any]] = {}
         self.count = itertools.count()
         self.pool = self._new_pool()
@@ -146,13 +152,11 @@ class LocalBackend(Backend):
     def started(self) -> list[Any]:
         """The futures whose chunk a worker began since the last call."""
         found = []
-        while True:
-            try:
-                found.append(self.tokens.pop(self.starts.get_nowait()))
-            except Empty:
-                return found
-            except KeyError:  # a chunk whose start was already seen: cannot happen, but harmless
-                continue
+        for token, future in list(self.tokens.items()):
+            if self.starts[token % START_SLOTS] == token + 1 or future.done():
+                del self.tokens[token]  # a chunk lost before it began is done too: forget it
+                found.append(future)
+        return found
 
     def wait(self, handles: list[Any], timeout: float) -> list[Any]:
         """Futures done within ``timeout``."""
@@ -212,7 +216,6 @@ class LocalBackend(Backend):
         else:
             self.pool.shutdown()
         self.queue.close()
-        self.starts.close()
 
 
 class DaskBackend(Backend):
