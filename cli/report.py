@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 from rich.table import Table
@@ -15,7 +16,7 @@ from peakopt.cli.score import read_scores
 from peakopt.cli.tables import show, to_csv, to_json
 from peakopt.instances import InputError
 from peakopt.instances.records import read_references
-from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.columns import summary_columns
@@ -24,10 +25,14 @@ from peakopt.plots.html import WorstCase, render_report
 from peakopt.plots.schedule_plot import Drawn
 from peakopt.solver.campaign import ERROR
 from peakopt.solver.export import worst_cases
+from peakopt.solver.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
+from peakopt.solver.storage import is_store_path
 from peakopt.solver.store import Store, read_score_rows
 
-#: The first bytes of every SQLite database file.
-SQLITE = b"SQLite format 3\x00"
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Error reasons listed under the summary; the store's ``error`` column has them all.
+REASONS_SHOWN = 10
 
 #: --by fields: ``method`` is the rows' ``source``.
 BY_FIELDS = {"method": "source", "tier": "tier", "machine": "machine", "workflow": "workflow"}
@@ -75,25 +80,90 @@ def parse_by(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
     return tuple(dict.fromkeys(["method", *keys]))
 
 
+def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[Threshold]:
+    """``--fail-on`` conditions (see :mod:`peakopt.solver.gates`); a usage error when one is malformed."""
+    fields = summary_fields(MethodSummary)
+    try:
+        return [Threshold.parse(text, fields) for text in value]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def read_rows(path: str) -> list[ScoreRow]:
-    """Score rows of a results store (SQLite) or of a scores file (``peakopt score -o``)."""
+    """Score rows of a results store (SQLite, opened read-only) or of a scores file (``peakopt score -o``).
+
+    A file named like a store (``.sqlite``, ``.db``...) or starting with SQLite's header is
+    read as a store only: a damaged one is an error, never read as JSON Lines.
+    """
     source = Path(path)
-    if not source.is_file():
+    if not source.exists():
         raise InputError(path, "", "does not exist")
-    with source.open("rb") as handle:
-        head = handle.read(16)
-    return read_score_rows(source) if head == SQLITE else read_scores(path)
+    return read_score_rows(source) if is_store_path(source) else read_scores(path)
 
 
-def emit(found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str) -> None:
-    """The table on stderr; the summaries as JSON or CSV on stdout when asked."""
+def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
+    """The failed runs' reasons per method, with their counts (None when nothing failed)."""
+    reasons = error_reasons(rows)
+    if not reasons:
+        return None
+    more = len(reasons) - REASONS_SHOWN
+    caption = f"and {more} other reasons (the store's results.error column)" if more > 0 else None
+    table = Table(title="errors", title_justify="left", caption=caption, caption_justify="left")
+    for column in ("method", "rows", "reason"):
+        table.add_column(column, justify="right" if column == "rows" else "left")
+    for method, reason, count in reasons[:REASONS_SHOWN]:
+        table.add_row(method, str(count), reason)
+    return table
+
+
+def emit(
+    found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str, rows: Sequence[ScoreRow] = ()
+) -> None:
+    """The table (and the failed runs' reasons) on stderr; the summaries as JSON or CSV on stdout."""
     if as_json and as_csv:
         raise click.UsageError("--json and --csv are exclusive")
     if as_json:
         click.echo(to_json(found))
     elif as_csv:
         click.echo(to_csv(found), nl=False)
-    show(report_table(found, title))
+    reasons = errors_table(rows)
+    show(report_table(found, title), *([reasons] if reasons else []))
+
+
+def gate(
+    found: Sequence[MethodSummary], thresholds: Sequence[Threshold], rows: Sequence[ScoreRow] = ()
+) -> None:
+    """Fail (one ``Error:`` line, exit 1) when every row failed or a group crosses a threshold.
+
+    Parameters
+    ----------
+    found
+        The summaries printed.
+    thresholds
+        ``--fail-on`` conditions.
+    rows
+        The rows of a run, checked for all failed (``peakopt report`` passes none: it reads
+        rows, it does not run them).
+    """
+    failed = all_failed(rows)
+    if failed:
+        raise PeakoptError(failed)
+    crossed = crossings(thresholds, found, lambda s: ", ".join(f"{k} {v}" for k, v in s.group.items()))
+    if crossed:
+        raise PeakoptError(f"--fail-on: {crossed}")
+
+
+def fail_on_option(func: F) -> F:
+    """``--fail-on FIELD OP NUMBER[%]``, repeatable (see :mod:`peakopt.solver.gates`)."""
+    return click.option(
+        "--fail-on",
+        multiple=True,
+        callback=parse_fail_on,
+        metavar="FIELD>N[%]",
+        help="Exit 1 when a group of the summary crosses this threshold, e.g. 'gap_mean>5%', "
+        "'safe_rate<100%', 'errors>0' (repeatable; fields: the --json numbers, joined by _; "
+        "a group without the figure fails).",
+    )(func)
 
 
 @click.command("report")
@@ -130,6 +200,7 @@ def emit(found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str
     metavar="REFS.jsonl",
     help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
 )
+@fail_on_option
 def report(
     path: str,
     by: tuple[str, ...],
@@ -139,6 +210,7 @@ def report(
     worst: int,
     suites: tuple[str, ...],
     reference_path: str | None,
+    fail_on: list[Threshold],
 ) -> None:
     """Per-method statistics of a stress run (its SQLite store) or of scores (peakopt score -o).
 
@@ -151,15 +223,20 @@ def report(
     tables, the gap distribution per method, makespan against cva, bars per
     tier and machine, and Gantt charts of the worst cases.
 
+    A store is opened read-only and never written. --fail-on makes the command
+    exit 1 when a group of the summary crosses a threshold (for CI).
+
     Example: peakopt report results.sqlite --by method,tier -o report.html
     """
     out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
     rows = read_rows(path)
-    emit(summaries(rows, by), as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}")
+    found = summaries(rows, by)
+    emit(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
     if out is not None:
         cases = worst_drawings(path, rows, worst, suites, reference_path)
         out.write_text(render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
         click.echo(f"wrote {output}", err=True)
+    gate(found, fail_on)
 
 
 def drawing(
@@ -190,8 +267,8 @@ def worst_drawings(
     """
     if count <= 0:
         return []
-    if Path(path).read_bytes()[:16] == SQLITE:
-        store = Store(path)
+    if is_store_path(path):
+        store = Store(path, read_only=True)
         try:
             return [
                 _case(c.method, c.row, c.workflow, c.machine, c.reference)

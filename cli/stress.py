@@ -13,7 +13,7 @@ from peakopt.cli.cluster import executor_options, progress_bar, solve_options, s
 from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import COUNT, seconds_option, seed_option
 from peakopt.cli.outputs import claim
-from peakopt.cli.report import emit, parse_by, summaries
+from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
 from peakopt.cli.targets import targets
 from peakopt.instances.records import read_references
 from peakopt.oracle.scoring import index_references
@@ -21,6 +21,7 @@ from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, sear
 from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.solver.executors import Executor, Where
 from peakopt.solver.export import Case, worst_cases, write_cases
+from peakopt.solver.gates import Threshold
 from peakopt.solver.store import Found, Store
 
 
@@ -29,6 +30,15 @@ def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...])
     if not names:
         raise click.BadParameter("name at least one method")
     return tuple(dict.fromkeys(names))
+
+
+def _methods_or_none(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    return _methods(ctx, param, value) if value else ()
+
+
+def _resuming(todo: Plan, db: str) -> str:
+    stale = f" ({todo.stale} made by other code of their method or of the oracle)" if todo.stale else ""
+    return f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run{stale}"
 
 
 def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, console: Console) -> None:
@@ -102,7 +112,12 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
 @solve_options(time_limit=10.0, workers=1, per="per optimum (workflow × machine)")
-@click.option("--db", required=True, metavar="RESULTS.sqlite", help="The results store (created if missing).")
+@click.option(
+    "--db",
+    required=True,
+    metavar="RESULTS.sqlite",
+    help="The results store (created if missing; a file that is not one is refused, untouched).",
+)
 @click.option("-r", "--reference", help="Reference results (peakopt solve -o) to reuse instead of solving.")
 @seconds_option(
     "--method-limit", 60.0, "Seconds one method may take on one instance; then its row is an error."
@@ -110,7 +125,15 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 @seed_option("Seed of the solver, methods and search.")
 @executor_options(jobs_default="the cores")
 @click.option("--chunk", type=COUNT, help="Instances per task [default: automatic].")
-@click.option("--fresh", is_flag=True, help="Drop everything in the store first.")
+@click.option("--fresh", is_flag=True, help="Drop everything in the store first (a store only).")
+@click.option(
+    "--redo",
+    multiple=True,
+    callback=_methods_or_none,
+    metavar="METHOD",
+    help="Run this method's rows again even where the store has them (repeatable; "
+    "the other methods' rows and the optima are kept).",
+)
 @click.option(
     "--by",
     default="method",
@@ -129,6 +152,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     "each case file is replaced in one step.",
 )
 @click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
+@fail_on_option
 def stress(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -147,24 +171,32 @@ def stress(
     scheduler: str | None,
     chunk: int | None,
     fresh: bool,
+    redo: tuple[str, ...],
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
     worst: int | None,
     worst_dir: str,
     search: int | None,
+    fail_on: list[Threshold],
 ) -> None:
     """Run heuristics against the optimum on every workflow × machine of the suites.
 
     Each optimum is computed once (or read from --reference or the store);
     each method's schedule is scored by the oracle. Rows go to the SQLite
-    store as they finish: rerun the same command to resume, --fresh to start
-    over. Ends with the per-method summary that `peakopt report` prints.
+    store as they finish: rerun the same command to resume (rows whose method
+    or oracle code changed are run again), --redo METHOD to run one method
+    again, --fresh to start over. Ends with the per-method summary that
+    `peakopt report` prints and the failed runs' reasons; exits 1 when every
+    row failed or a --fail-on threshold is crossed.
 
     Example: peakopt stress bundled:default -m asap,admission,fbi:best-rule --db results.sqlite --worst 5
     """
     if search and len(methods) != 1:
         raise click.UsageError("--search needs exactly one --method")
+    unknown = [m for m in redo if m not in methods]
+    if unknown:
+        raise click.UsageError(f"--redo {', '.join(unknown)}: not among the --method names")
     place = where(jobs, dask_local, scheduler)
     if worst or search:
         inputs = [*paths, *machines, *([reference] if reference else [])]
@@ -177,9 +209,9 @@ def stress(
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)
     try:
-        todo = plan(pairs, methods, settings, store, refs)
-        if todo.skipped:
-            warn(f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run")
+        todo = plan(pairs, methods, settings, store, refs, redo=redo)
+        if todo.skipped or todo.stale:
+            warn(_resuming(todo, db))
         _work(place, todo, store, chunk, console, search, settings, methods, pairs, worst_dir)
         if worst:
             written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)
@@ -189,8 +221,13 @@ def stress(
         kept = store.count()
         store.close()
         interrupted(exc, f"{kept} rows kept in {db}; run the same command again to resume")
+    except BaseException:
+        store.close()  # a store locked mid-run, for one: the rows written so far stay
+        raise
     store.close()
-    emit(summaries(rows, by), as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}")
+    found = summaries(rows, by)
+    emit(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    gate(found, fail_on, rows)
 
 
 def _work(

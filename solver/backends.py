@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import logging
 import os
 import signal
@@ -30,6 +31,12 @@ HUNG = 86
 #: Set in each local worker process: where :func:`report` sends messages.
 _QUEUE: Queue[Any] | None = None
 
+#: Set in each local worker process: where a chunk says that it starts (see :func:`_announced`).
+_STARTS: Any = None
+
+#: Slots of the shared array chunks mark their start in (more than chunks ever in flight).
+START_SLOTS = 4096
+
 
 class Lost(Exception):
     """A chunk's worker died or was stopped before the chunk finished."""
@@ -48,19 +55,33 @@ _STOPS = {signal.SIGINT, signal.SIGTERM}
 _PR_SET_PDEATHSIG = 1
 
 
-def _worker_init(queue: Queue[Any], parent: int) -> None:
+def _worker_init(queue: Queue[Any], starts: Any, parent: int) -> None:
     """Local workers leave Ctrl-C to the parent, and end when the parent ends, however it ends.
 
     The parent forks them with these signals blocked (see
     :func:`_quiet_children`): a Ctrl-C before this point would otherwise
     print a worker's traceback.
     """
-    global _QUEUE
+    global _QUEUE, _STARTS
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's own handler is not for workers
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     _die_with(parent)
-    _QUEUE = queue
+    _QUEUE, _STARTS = queue, starts
+
+
+def _announced(token: int, func: Callable[..., Any], *args: Any) -> Any:
+    """In a local worker: say that the chunk starts, then run it.
+
+    Its hard limit counts from here: a pool's workers start on demand (and anew after a
+    worker died), and their start-up on a busy machine is no part of the chunk's time.
+    The mark is one aligned integer in shared memory, written without a lock: a worker
+    killed at any moment (a hang ended, a crash) leaves no lock held that would block the
+    others, as a queue's write lock would.
+    """
+    if _STARTS is not None:
+        _STARTS[token % START_SLOTS] = token + 1
+    return func(*args)
 
 
 def _die_with(parent: int) -> None:
@@ -114,6 +135,10 @@ class Backend(ABC):
     #: Chunks in flight per slot: more than one hides the round trip to a remote worker.
     depth = 1
 
+    #: Whether :meth:`started` says when chunks begin on a worker (else their hard
+    #: limits count from submission: a cluster's workers are up before work is sent).
+    announces = False
+
     @property
     @abstractmethod
     def slots(self) -> int:
@@ -139,6 +164,10 @@ class Backend(ABC):
         """Messages sent with :func:`report` since the last call."""
         return []
 
+    def started(self) -> list[Any]:
+        """Handles whose chunk began on a worker since the last call (see :attr:`announces`)."""
+        return []
+
     @abstractmethod
     def close(self, now: bool) -> None:
         """Shut down; ``now`` drops queued work and ends running work."""
@@ -147,15 +176,22 @@ class Backend(ABC):
 class LocalBackend(Backend):
     """``jobs`` worker processes of a :class:`~concurrent.futures.ProcessPoolExecutor`."""
 
+    announces = True
+
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.queue: Queue[Any] = get_context().Queue()
+        self.starts: Any = get_context().RawArray("q", START_SLOTS)
+        self.tokens: dict[int, Future[Any]] = {}
+        self.count = itertools.count()
         self.pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
         self.workers: dict[int, Any] = {}
         return ProcessPoolExecutor(
-            max_workers=self.jobs, initializer=_worker_init, initargs=(self.queue, os.getpid())
+            max_workers=self.jobs,
+            initializer=_worker_init,
+            initargs=(self.queue, self.starts, os.getpid()),
         )
 
     @property
@@ -165,17 +201,28 @@ class LocalBackend(Backend):
 
     def submit(self, func: Callable[..., Any], *args: Any) -> Future[Any]:
         """Submit to the pool, replacing it first if a dead worker broke it."""
+        token = next(self.count)
         # a submit may fork the workers
         with _quiet_children():
             try:
-                future = self.pool.submit(func, *args)
+                future = self.pool.submit(_announced, token, func, *args)
             except BrokenProcessPool:
                 self.pool.shutdown(wait=False, cancel_futures=True)
                 self.pool = self._new_pool()
-                future = self.pool.submit(func, *args)
+                future = self.pool.submit(_announced, token, func, *args)
         # the pool forgets its processes when it breaks: keep them to read their exit codes
         self.workers.update(getattr(self.pool, "_processes", None) or {})
+        self.tokens[token] = future
         return future
+
+    def started(self) -> list[Any]:
+        """The futures whose chunk a worker began since the last call."""
+        found = []
+        for token, future in list(self.tokens.items()):
+            if self.starts[token % START_SLOTS] == token + 1 or future.done():
+                del self.tokens[token]  # a chunk lost before it began is done too: forget it
+                found.append(future)
+        return found
 
     def wait(self, handles: list[Any], timeout: float) -> list[Any]:
         """Futures done within ``timeout``."""
@@ -194,15 +241,18 @@ class LocalBackend(Backend):
             raise Lost("a worker process died") from None
 
     def _exit_codes(self, wait: float = 5.0) -> set[int | None]:
-        """The workers' exit codes, once they have all ended (the broken pool ends the rest).
+        """The exit codes of the broken pool's workers, once known (at most ``wait`` seconds).
 
-        A worker's end breaks the pool as soon as its pipes close, which is a
-        moment before it can be reaped: its exit code is not known at once.
+        The pool fails its futures first and reaps its workers after, in its own thread;
+        a code read meanwhile can be None even for a worker that is gone (the reaping
+        thread's ``waitpid`` took it), so that a hang would pass for a crash.
         """
         end = time.monotonic() + wait
-        for process in self.workers.values():
-            process.join(max(0.0, end - time.monotonic()))
-        return {process.exitcode for process in self.workers.values()}
+        while True:
+            codes = {process.exitcode for process in self.workers.values()}
+            if HUNG in codes or None not in codes or time.monotonic() > end:
+                return codes
+            time.sleep(0.01)
 
     def stop(self, overdue: list[Any], flying: list[Any]) -> list[Any]:
         """A pool cannot stop one task: end every worker and start a new pool."""

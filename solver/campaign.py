@@ -7,6 +7,9 @@ Workers (:func:`run_item`) compute the missing reference once — the optimum,
 or bounds — then run each method under a soft time limit and score its
 schedule with the oracle. The parent writes each item's results to the
 store as they arrive (:func:`run_campaign`).
+
+Every row records the identity of the code that made it (:func:`row_code`): a
+row whose method (or the oracle) has changed since is stale, and is run again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.scoring import tier
 from peakopt.solver.executors import Executor, run_items, solve_deadline
 from peakopt.solver.heuristics import Method, parse_method
+from peakopt.solver.heuristics.identity import package_code
 from peakopt.solver.limits import describe, time_limit
 from peakopt.solver.solve import solve
 from peakopt.solver.store import Key, Result, Store, content_hash, params_text
@@ -68,6 +72,15 @@ class Item:
     settings: Settings
     reference: SolveResult | None = None
     stored: bool = False
+    codes: tuple[str, ...] = ()
+
+    def code(self, method: str) -> str:
+        """The code identity of ``method``'s row, as the parent saw it when planning ("" if none)."""
+        return dict(zip(self.methods, self.codes, strict=False)).get(method, "")
+
+    def only(self, method: str) -> Item:
+        """The same item with ``method`` alone."""
+        return replace(self, methods=(method,), codes=(self.code(method),))
 
     def deadline(self) -> float:
         """Hard limit in seconds: the solve's (when it is to be solved) and every method's limit."""
@@ -100,6 +113,15 @@ def check_methods(names: Sequence[str]) -> None:
     """
     for name in names:
         _method(name)
+
+
+def row_code(method: str) -> str:
+    """The identity of the code behind a row of ``method``: the method's, then the oracle's.
+
+    The oracle's sources count too: a row holds the oracle's verdict, which another
+    version of the oracle may give differently.
+    """
+    return f"{_method(method).code} oracle:{package_code('peakopt.oracle')}"
 
 
 def solve_reference(item: Item) -> SolveResult:
@@ -154,7 +176,15 @@ def _result(
     item: Item, method: str, row: ScoreRow, seconds: float, error: str | None, reference: SolveResult | None
 ) -> Result:
     return Result(
-        item.instance, item.machine_key, method, item.settings.params, row, seconds, error, reference
+        item.instance,
+        item.machine_key,
+        method,
+        item.settings.params,
+        row,
+        seconds,
+        error,
+        reference,
+        item.code(method),
     )
 
 
@@ -189,12 +219,15 @@ class Plan:
     keys
         Every result key of the campaign, finished or not.
     skipped
-        Rows the store already holds.
+        Rows the store already holds (made by the same code).
+    stale
+        Rows the store holds but made by other code, to run again.
     """
 
     items: list[Item]
     keys: set[Key]
     skipped: int
+    stale: int = 0
 
     @property
     def rows(self) -> int:
@@ -208,6 +241,7 @@ def plan(
     settings: Settings,
     store: Store,
     references: Mapping[tuple[str, str | None], SolveResult] | None = None,
+    redo: Sequence[str] = (),
 ) -> Plan:
     """Record the campaign's instances in the store and list what is left to run.
 
@@ -224,27 +258,43 @@ def plan(
     references
         Reference results by (workflow id, machine name), e.g. from a file;
         used where the store has none.
+    redo
+        Methods whose rows are run again even where the store has them (the stored
+        references and the other methods' rows are kept).
     """
     pairs = list(pairs)
+    codes = {m: row_code(m) for m in methods}
     hashes = [content_hash(p.workflow) for p in pairs]
     machines = {_machine_id(m): (content_hash(m), m) for p in pairs for m in p.machines}
     store.add_inputs(zip(hashes, (p.workflow for p in pairs), strict=True), machines.values())
     finished, stored = store.finished(), store.references()
     found = Plan([], set(), 0)
+    stale = 0
     for instance, pair in zip(hashes, pairs, strict=True):
         for machine in pair.machines:
             key = machines[_machine_id(machine)][0]
             keys = {m: (instance, key, m, settings.params) for m in methods}
             found.keys.update(keys.values())
-            todo = tuple(m for m in methods if keys[m] not in finished)
+            todo = tuple(m for m in methods if m in redo or finished.get(keys[m]) != codes[m])
+            stale += sum(m not in redo and keys[m] in finished for m in todo)
             if not todo:
                 continue
             known = stored.get((instance, key))
             reference = known or (references or {}).get((pair.workflow.id, machine.name))
             found.items.append(
-                Item(instance, key, pair.workflow, machine, todo, settings, reference, known is not None)
+                Item(
+                    instance,
+                    key,
+                    pair.workflow,
+                    machine,
+                    todo,
+                    settings,
+                    reference,
+                    known is not None,
+                    tuple(codes[m] for m in todo),
+                )
             )
-    return replace(found, skipped=len(found.keys) - found.rows)
+    return replace(found, skipped=len(found.keys) - found.rows, stale=stale)
 
 
 def _machine_id(machine: Machine) -> str:
@@ -261,7 +311,7 @@ def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chu
     retry: list[Item] = []
     for outcome in run_items(executor, run_item, items, chunk=chunk, deadline=Item.deadline):
         if outcome.value is None and len(outcome.item.methods) > 1:
-            retry.extend(replace(outcome.item, methods=(m,)) for m in outcome.item.methods)
+            retry.extend(outcome.item.only(m) for m in outcome.item.methods)
             continue
         yield _write(store, outcome.item, outcome.value, outcome.error)
     for outcome in run_items(executor, run_item, retry, chunk=1, deadline=Item.deadline):

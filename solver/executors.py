@@ -33,8 +33,12 @@ from peakopt.solver.limits import describe
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: Seconds added to every hard deadline: process start-up, pickling, a busy machine.
+#: Seconds added to every hard deadline: pickling, a busy machine.
 GRACE = 30.0
+
+#: Seconds a local chunk may wait for its worker to start before its hard limit counts anyway
+#: (normally it counts from the moment the worker begins the chunk: start-up is not its time).
+STARTUP = 60.0
 
 
 def solve_deadline(time_limit: float) -> float:
@@ -48,6 +52,7 @@ def solve_deadline(time_limit: float) -> float:
 
 __all__ = [
     "GRACE",
+    "STARTUP",
     "Executor",
     "ExecutorError",
     "Outcome",
@@ -221,6 +226,7 @@ def run_items(
     chunk: int = 1,
     deadline: Callable[[T], float],
     grace: float = GRACE,
+    startup: float = STARTUP,
     tick: Callable[[], None] | None = None,
 ) -> Iterator[Outcome[T, R]]:
     """Run ``func`` on every item; yield each :class:`Outcome` as its chunk completes.
@@ -239,8 +245,13 @@ def run_items(
         Hard limit of one item in seconds: past it, the worker ends itself
         (see :func:`run_chunk`); should even that fail, a chunk running
         longer than its items' limits plus ``grace`` has its worker stopped.
+        A local chunk's time counts from when its worker begins it (a Dask
+        chunk's from its submission), never the worker's start-up.
     grace
-        Seconds added to every hard limit (start-up, pickling, a busy machine).
+        Seconds added to every hard limit (pickling, a busy machine).
+    startup
+        Local processes: seconds a chunk may wait for its worker to begin it,
+        after which its hard limit counts all the same.
     tick
         Called about five times a second while waiting (e.g. to show workers' messages).
     """
@@ -249,8 +260,11 @@ def run_items(
     flying: dict[Any, _Flight[T]] = {}
     backend = executor.backend
     while queue or alone or flying:
-        _launch(backend, func, queue, alone, flying, deadline, grace)
+        _launch(backend, func, queue, alone, flying, deadline, grace, startup if backend.announces else 0.0)
         finished = backend.wait(list(flying), 0.2)
+        for handle in backend.started():
+            if handle in flying:
+                flying[handle].due = time.monotonic() + flying[handle].limit
         if tick is not None:
             tick()
         for handle in finished:
@@ -281,8 +295,12 @@ def _launch(
     flying: dict[Any, _Flight[T]],
     deadline: Callable[[T], float],
     grace: float,
+    wait: float,
 ) -> None:
-    """Keep every slot busy; items under suspicion run one at a time with nothing beside them."""
+    """Keep every slot busy; items under suspicion run one at a time with nothing beside them.
+
+    A chunk is due ``wait`` seconds after its limit, until its start is seen (local processes).
+    """
     batches: list[tuple[list[T], bool]] = []
     if alone or any(f.alone for f in flying.values()):
         if not flying:
@@ -294,7 +312,7 @@ def _launch(
         limits = [deadline(item) for item in batch]
         limit = sum(limits) + grace
         handle = backend.submit(run_chunk, func, batch, limits)
-        flying[handle] = _Flight(batch, limit, time.monotonic() + limit, single)
+        flying[handle] = _Flight(batch, limit, time.monotonic() + limit + wait, single)
 
 
 def _lost(flight: _Flight[T], why: str, alone: deque[T]) -> Iterator[Outcome[T, Any]]:

@@ -1,5 +1,6 @@
 """The results store of a stress campaign: one SQLite file (standard library, WAL mode).
 
+What counts as a store, read-only opening and the write lock are :mod:`peakopt.solver.storage`'s.
 Tables:
 
 - ``instances``: every workflow by content hash, with its JSON document (so
@@ -8,61 +9,42 @@ Tables:
 - ``refs``: the reference result (optimum or bounds) per instance × machine;
 - ``search``: the worst instances adversarial searches found, with their
   gap, mutations and the method's row;
-- ``results``: one row per (instance, machine, method, params) — the oracle's
+- ``results``: one row per (instance, machine, method, params) — the identity
+  of the code that made it (``code``: the method's and the oracle's), the oracle's
   :class:`~peakopt.oracle.rows.ScoreRow` as JSON in ``row``, its main figures
   as columns for SQL, the reference's status, makespan and lower bound, the
   wall time and, for a method that failed, the error.
 
 Results are written in transactions as they arrive: a run killed at any
-moment loses at most the work in flight, and a rerun skips every key present.
+moment loses at most the work in flight, and a rerun skips every key present
+whose code is still the same; a row made by other code is run again and replaced.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from peakopt.instances import InputError
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle.rows import ScoreRow
-
-SCHEMA_VERSION = "1"
+from peakopt.solver.storage import (
+    COLUMNS,
+    SCHEMA_VERSION,
+    connect_read_only,
+    connect_read_write,
+    not_a_store,
+    read_schema,
+    transaction,
+)
 
 #: (instance hash, machine hash, method, params JSON): what identifies a result row.
 Key = tuple[str, str, str, str]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS instances (
-    instance TEXT PRIMARY KEY, workflow TEXT NOT NULL, tier TEXT, tasks INTEGER NOT NULL,
-    document TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS machines (machine TEXT PRIMARY KEY, name TEXT NOT NULL, document TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS refs (
-    instance TEXT NOT NULL, machine TEXT NOT NULL, status TEXT NOT NULL, makespan REAL,
-    lower_bound REAL, exact INTEGER NOT NULL, seconds REAL NOT NULL, result TEXT NOT NULL,
-    PRIMARY KEY (instance, machine));
-CREATE TABLE IF NOT EXISTS results (
-    instance TEXT NOT NULL, machine TEXT NOT NULL, method TEXT NOT NULL, params TEXT NOT NULL,
-    workflow TEXT NOT NULL, machine_name TEXT NOT NULL, tier TEXT,
-    valid INTEGER NOT NULL, safe INTEGER NOT NULL, makespan REAL, cva REAL, avoidable_cva REAL,
-    strict_mru REAL, safe_mru REAL, gap REAL, gap_vs_lb REAL, gap_vs_ub REAL,
-    reference_status TEXT, reference_makespan REAL, reference_lower_bound REAL,
-    seconds REAL NOT NULL, error TEXT, row TEXT NOT NULL, finished REAL NOT NULL,
-    PRIMARY KEY (instance, machine, method, params));
-CREATE TABLE IF NOT EXISTS search (
-    instance TEXT NOT NULL, machine TEXT NOT NULL, method TEXT NOT NULL, params TEXT NOT NULL,
-    gap REAL, evaluation INTEGER NOT NULL, mutations TEXT NOT NULL, row TEXT,
-    PRIMARY KEY (instance, machine, method, params));
-"""
-
-_TABLES = ("search", "results", "refs", "machines", "instances", "meta")
 
 
 def canonical(document: Any) -> str:
@@ -97,6 +79,8 @@ class Result:
         Why the method failed (raised, returned garbage, hung, crashed).
     reference
         The reference the gaps were computed against.
+    code
+        The identity of the code that made the row (see :func:`peakopt.solver.campaign.row_code`).
     """
 
     instance: str
@@ -107,6 +91,7 @@ class Result:
     seconds: float
     error: str | None
     reference: SolveResult | None
+    code: str = ""
 
     @property
     def key(self) -> Key:
@@ -135,38 +120,37 @@ class Store:
     Parameters
     ----------
     path
-        The SQLite file; created when missing.
+        The SQLite file; created when missing (see :mod:`peakopt.solver.storage` for what
+        is accepted as a store).
     fresh
-        Drop everything already in it.
+        Drop the store's tables and start it empty.
+    read_only
+        Open for reading only (``peakopt report``): nothing is ever written, and stores of
+        schema 1 are read too.
 
     Raises
     ------
     InputError
-        When the file is not a peakopt results store or cannot be opened.
+        When the file is not a peakopt results store (left untouched), cannot be opened,
+        or stays locked by another process.
     """
 
-    def __init__(self, path: str | Path, *, fresh: bool = False) -> None:
+    def __init__(self, path: str | Path, *, fresh: bool = False, read_only: bool = False) -> None:
         self.path = Path(path)
-        try:
-            self.db = sqlite3.connect(self.path, timeout=30.0)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL: a killed process never loses a committed transaction
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            with self.db:
-                if fresh:
-                    for table in _TABLES:
-                        self.db.execute(f"DROP TABLE IF EXISTS {table}")
-                self.db.executescript(_SCHEMA)
-                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            (version,) = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        except sqlite3.OperationalError as exc:
-            if "unable to open" in str(exc):
-                raise InputError(self.path, "", f"cannot be opened ({exc})") from None
-            raise InputError(self.path, "", f"is not a peakopt results store ({exc})") from None
-        except sqlite3.Error as exc:
-            raise InputError(self.path, "", f"is not a peakopt results store ({exc})") from None
-        if version != SCHEMA_VERSION:
-            raise InputError(self.path, "", f"has store schema {version}, expected {SCHEMA_VERSION}")
+        if read_only:
+            self.db = connect_read_only(self.path)
+            try:
+                schema = read_schema(self.db, self.path)
+            except BaseException:
+                self.db.close()
+                raise
+            if schema is None:
+                self.db.close()
+                raise not_a_store(self.path, "a SQLite database without any table")
+            self.schema = schema
+        else:
+            self.db = connect_read_write(self.path, fresh=fresh)
+            self.schema = SCHEMA_VERSION
 
     def close(self) -> None:
         """Close the connection (everything written is already committed)."""
@@ -176,7 +160,7 @@ class Store:
         self, workflows: Iterable[tuple[str, Workflow]], machines: Iterable[tuple[str, Machine]]
     ) -> None:
         """Record the instances and machines of a campaign (once each), in one transaction."""
-        with self.db:
+        with transaction(self.db, self.path):
             self.db.executemany(
                 "INSERT OR IGNORE INTO instances VALUES (?, ?, ?, ?, ?)",
                 (
@@ -189,9 +173,10 @@ class Store:
                 ((key, m.name, canonical(dump(m))) for key, m in machines),
             )
 
-    def finished(self) -> set[Key]:
-        """Keys of every result row present."""
-        return set(self.db.execute("SELECT instance, machine, method, params FROM results"))
+    def finished(self) -> dict[Key, str]:
+        """The code identity of every result row present, by key."""
+        found = self.db.execute("SELECT instance, machine, method, params, code FROM results")
+        return {(i, m, method, p): code for i, m, method, p, code in found}
 
     def references(self) -> dict[tuple[str, str], SolveResult]:
         """Reference results by (instance hash, machine hash)."""
@@ -201,7 +186,7 @@ class Store:
     def write(self, references: Sequence[tuple[str, str, SolveResult]], results: Sequence[Result]) -> None:
         """New references and result rows, in one transaction."""
         now = time.time()
-        with self.db:
+        with transaction(self.db, self.path):
             self.db.executemany(
                 "INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -209,10 +194,7 @@ class Store:
                     for i, m, r in references
                 ),
             )
-            self.db.executemany(
-                f"INSERT OR REPLACE INTO results VALUES ({', '.join('?' * 24)})",
-                (_columns(result, now) for result in results),
-            )
+            self.db.executemany(_INSERT_RESULT, (_columns(result, now) for result in results))
 
     def write_search(self, found: Sequence[Found]) -> None:
         """Instances an adversarial search found (with their references), in one transaction."""
@@ -225,7 +207,7 @@ class Store:
             for f in found
             if f.reference is not None
         ]
-        with self.db:
+        with transaction(self.db, self.path):
             self.db.executemany(
                 "INSERT OR REPLACE INTO search VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -296,10 +278,18 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+#: Columns named, so that the order of the table's columns does not matter.
+_INSERT_RESULT = (
+    f"INSERT OR REPLACE INTO results ({', '.join(COLUMNS['results'])}) "
+    f"VALUES ({', '.join('?' * len(COLUMNS['results']))})"
+)
+
+
 def _columns(result: Result, now: float) -> tuple[Any, ...]:
     row, ref = result.row, result.reference
     return (
         *result.key,
+        result.code,
         row.workflow,
         row.machine,
         row.tier,
@@ -326,14 +316,14 @@ def _columns(result: Result, now: float) -> tuple[Any, ...]:
 def read_score_rows(path: str | Path) -> list[ScoreRow]:
     """Every result row of a store as :class:`~peakopt.oracle.rows.ScoreRow` (``source`` = method).
 
+    The file is opened read-only and never written (see :class:`Store`).
+
     Raises
     ------
     InputError
         When the file does not exist or is not a results store.
     """
-    if not Path(path).is_file():
-        raise InputError(path, "", "does not exist")
-    store = Store(path)
+    store = Store(path, read_only=True)
     try:
         return store.score_rows()
     finally:

@@ -36,6 +36,12 @@ def slow(workflow: Workflow, machine: Machine | None) -> dict[str, float]:
     return in_order(workflow, machine)
 
 
+def crawl(workflow: Workflow, machine: Machine | None) -> dict[str, float]:
+    """``in_order`` after a longer pause: a run long enough to be disturbed midway."""
+    time.sleep(0.1)
+    return in_order(workflow, machine)
+
+
 def raises(workflow: Workflow, machine: Machine | None) -> Any:
     raise RuntimeError("plug-in bug")
 

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from peakopt.solver import backends
 from peakopt.solver.executors import Where, open_executor, run_items
 from peakopt.solver.limits import ItemTimeout, time_limit
 
@@ -67,14 +68,39 @@ def test_local_processes_turn_raises_hangs_and_crashes_into_errors() -> None:
 
 
 def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> None:
-    # the worker's own watchdog ends it 0.5 s into the item, however long the worker took to start;
-    # the parent's deadline (the limits plus the grace) must not race it, hence a long grace
-    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=30.0)
+    # the worker's own watchdog must end the hang at the 0.5 s limit (counted from the item's start);
+    # the grace is only the parent's backstop should the watchdog fail, so it may be generous
+    found = outcomes(Where(jobs=2), deaf, list(range(6)), chunk=2, deadline=lambda _: 0.5, grace=10.0)
     for x, (value, error) in found.items():
         if x % 2:
             assert value is None and "ran past an item's hard limit" in str(error)
         else:
             assert (value, error) == (x, None)
+
+
+_INIT = backends._worker_init
+
+
+def slow_start(*args: object) -> None:
+    """A worker that takes 1.5 s to start, as on a loaded machine."""
+    time.sleep(1.5)
+    _INIT(*args)  # type: ignore[arg-type]
+
+
+def test_a_deadline_does_not_count_the_workers_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backends, "_worker_init", slow_start)
+    # start-up (1.5 s) is longer than each item's limit and grace (1 s): they still finish
+    found = outcomes(Where(jobs=2), deaf, [0, 2, 4], chunk=1, deadline=lambda _: 0.5, grace=0.5)
+    assert found == {0: (0, None), 2: (2, None), 4: (4, None)}
+
+
+def test_a_worker_that_never_starts_is_stopped_after_the_startup_allowance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(backends, "_worker_init", slow_start)
+    found = outcomes(Where(jobs=1), deaf, [0], deadline=lambda _: 0.1, grace=0.1, startup=0.3)
+    assert found[0][0] is None
+    assert "no result within the hard limit of 0.2 s; its worker was stopped" in str(found[0][1])
 
 
 def test_dask_local_cluster_runs_and_survives_failures() -> None:

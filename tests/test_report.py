@@ -5,10 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from stress_helpers import env
 
 from peakopt.cli.main import cli
 
@@ -143,3 +148,61 @@ def test_report_errors(tmp_path: Path) -> None:
     code, _, err = run("report", str(tmp_path / "missing.sqlite"))
     assert code == 1 and "does not exist" in err
     assert run("report", str(bad), "--by", "colour")[0] == 2
+
+
+def files(db: Path) -> dict[str, tuple[bytes, int]]:
+    """The store and its side files: bytes and modification time."""
+    found = {}
+    for end in ("", "-wal", "-shm", "-journal"):
+        path = Path(f"{db}{end}")
+        if path.exists():
+            found[end] = (path.read_bytes(), path.stat().st_mtime_ns)
+    return found
+
+
+def test_report_never_writes_to_a_store(tmp_path: Path, campaign: Path) -> None:
+    before = files(campaign)
+    assert set(before) == {""}  # the campaign closed it: everything is in the main file
+    assert run("report", str(campaign), "--json")[0] == 0
+    code, _, err = run("report", str(campaign), "-o", str(tmp_path / "report.html"), "--worst", "2")
+    assert code == 0, err
+    assert files(campaign) == before  # no byte, no -wal or -shm file, not even a touch
+
+
+def test_report_reads_a_store_on_a_read_only_file_system(tmp_path: Path, campaign: Path) -> None:
+    command = [sys.executable, "-m", "peakopt.cli", "report", "--json"]
+    if os.geteuid() == 0:  # root writes through permissions: mount the folder read-only instead
+        if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"]).returncode:
+            pytest.skip("needs unshare(1) and mount rights to mount a read-only folder")
+        mount = tmp_path / "ro"
+        mount.mkdir()
+        script = f'mount --bind -o ro "{campaign.parent}" "{mount}" && exec "$@"'
+        command = ["unshare", "-m", "sh", "-c", script, "sh", *command, str(mount / campaign.name)]
+    else:
+        campaign.chmod(0o444)
+        campaign.parent.chmod(0o555)
+        command.append(str(campaign))
+    try:
+        done = subprocess.run(command, env=env(), capture_output=True, text=True, timeout=120)
+    finally:
+        campaign.parent.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert {s["group"]["method"] for s in json.loads(done.stdout)} == set(EXPECTED)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("scores.sqlite", '{"workflow": "w", "valid": true}\n', "not a SQLite database"),
+        ("r.db", "", "an empty file"),
+        ("r.jsonl", "SQLite format 3\x00 and then nothing", "is not a peakopt results store"),
+    ],
+)
+def test_a_store_path_that_is_not_a_store_is_never_read_as_json_lines(
+    tmp_path: Path, name: str, content: str, says: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    code, _, err = run("report", str(path))
+    assert code == 1 and err.startswith(f"Error: {path}: is not a peakopt results store") and says in err
+    assert len(err.splitlines()) == 1

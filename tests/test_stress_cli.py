@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import dask
@@ -13,7 +14,7 @@ from stress_helpers import small_suite, table
 from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.oracle import ScoreRow, evaluate, with_reference
-from peakopt.solver import solve
+from peakopt.solver import campaign, solve
 from peakopt.solver.heuristics import run as run_method
 from peakopt.solver.store import read_score_rows
 
@@ -53,6 +54,9 @@ def test_failing_plugins_become_error_rows_and_the_campaign_goes_on(tmp_path: Pa
     summary = {s["group"]["method"]: s for s in json.loads(out)}
     assert summary["admission"]["errors"] == 0 and summary["admission"]["safe_rate"] == 1.0
     assert all(summary[m]["errors"] == 6 for m in FAILING)
+    errors = err[err.index("\nerrors") :]  # the table of reasons under the summary
+    for method, reason in FAILING.items():
+        assert method in errors and reason in errors
 
 
 def test_rerun_skips_finished_rows_and_fresh_starts_over(tmp_path: Path, suite: Path) -> None:
@@ -181,3 +185,53 @@ def test_stress_on_a_running_cluster_by_its_scheduler_address(tmp_path: Path, su
 def test_a_store_in_a_missing_folder_is_one_error_line(tmp_path: Path) -> None:
     code, _, err = run("stress", "bundled:refund", "-m", "serial", "--db", str(tmp_path / "no" / "r.sqlite"))
     assert code == 1 and err.startswith("Error: ") and "cannot be opened" in err
+
+
+def test_a_changed_plugin_is_run_again_and_redo_runs_one_method_again(
+    tmp_path: Path, suite: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugin, db = tmp_path / "plug_stale.py", tmp_path / "r.sqlite"
+    body = "def f(w, m):\n    return {{t.id: {start} + 100 * i for i, t in enumerate(w.tasks)}}\n"
+    args = ["stress", str(suite), "-m", "plug_stale:f,serial", "--db", str(db), "--jobs", "1"]
+
+    def again(start: str) -> tuple[int, str, str]:
+        plugin.write_text(body.format(start=start))  # a new process would import it anew
+        sys.modules.pop("plug_stale", None)
+        campaign._method.cache_clear()
+        return run(*args)
+
+    def rows(method: str) -> list[tuple[object, ...]]:
+        sql = (
+            f"SELECT workflow, machine_name, makespan, finished, code FROM results WHERE method = '{method}'"
+        )
+        return sorted(table(db, sql))
+
+    assert again("0")[0] == 0
+    plug, serial, refs = rows("plug_stale:f"), rows("serial"), table(db, "SELECT * FROM refs")
+    assert len(plug) == len(serial) == 18 and all(r[4].startswith("plugin:") for r in plug)
+    code, _, err = again("0")  # the same code: nothing to run
+    assert code == 0 and "resuming: 36 rows already" in err and rows("plug_stale:f") == plug
+
+    code, _, err = again("1000")  # an edit of the plug-in: its rows only are run again
+    assert code == 0, err
+    assert "resuming: 18 rows already in" in err and "18 to run (18 made by other code" in err
+    changed = rows("plug_stale:f")
+    assert all(new[2] == old[2] + 1000 and new[4] != old[4] for new, old in zip(changed, plug, strict=True))
+    assert rows("serial") == serial and table(db, "SELECT * FROM refs") == refs
+
+    code, _, err = run(*args, "--redo", "serial")
+    assert code == 0, err
+    redone = rows("serial")
+    assert [r[:3] for r in redone] == [r[:3] for r in serial]
+    assert all(new[3] > old[3] for new, old in zip(redone, serial, strict=True))  # written anew
+    assert rows("plug_stale:f") == changed and table(db, "SELECT * FROM refs") == refs
+    assert table(db, "SELECT COUNT(*) FROM results") == [(36,)]
+    sys.modules.pop("plug_stale", None)
+
+
+def test_redo_names_a_method_of_the_campaign(tmp_path: Path) -> None:
+    args = ["stress", "bundled:refund", "-m", "serial", "--db", str(tmp_path / "r.sqlite")]
+    code, _, err = run(*args, "--redo", "asap")
+    assert code == 2 and "--redo asap: not among the --method names" in err
+    assert not (tmp_path / "r.sqlite").exists()

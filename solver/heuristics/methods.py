@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, MethodError
+from peakopt.solver.heuristics.identity import builtin_code
 from peakopt.solver.heuristics.improve import improve
 from peakopt.solver.heuristics.plugins import Plugin, installed, load_plugin
 from peakopt.solver.heuristics.portfolio import (
@@ -68,6 +69,11 @@ class Method:
     seeded: bool = False
     plan: Planner | None = None
     plugin: Plugin | None = None
+
+    @property
+    def code(self) -> str:
+        """The identity of the code that runs it: the plug-in's sources, or the built-ins'."""
+        return self.plugin.code if self.plugin is not None else builtin_code()
 
     def schedule(self, workflow: Workflow, machine: Machine | None, *, seed: int = 0) -> Schedule:
         """Run the method on one workflow × machine.

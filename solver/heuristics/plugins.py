@@ -20,6 +20,7 @@ from typing import Any
 
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.solver.heuristics.errors import PluginError
+from peakopt.solver.heuristics.identity import plugin_code
 
 #: The entry-point group that installed packages register heuristics under.
 GROUP = "peakopt.heuristics"
@@ -35,10 +36,13 @@ class Plugin:
         How it was named: ``module:function`` or the entry point's name.
     func
         The callable.
+    code
+        The identity of its code (see :mod:`peakopt.solver.heuristics.identity`).
     """
 
     name: str
     func: Callable[..., Any]
+    code: str = ""
 
     @property
     def takes_seed(self) -> bool:
@@ -125,7 +129,8 @@ def load_plugin(spec: str) -> Plugin:
     """
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
-        return Plugin(spec, _resolve(spec, module_name, attr))
+        func = _resolve(spec, module_name, attr)
+        return Plugin(spec, func, plugin_code(module_name, func))
     point = installed().get(spec)
     if point is None:
         raise PluginError(f"plug-in {spec!r}: no entry point of that name in group {GROUP!r}")
@@ -135,7 +140,7 @@ def load_plugin(spec: str) -> Plugin:
         raise PluginError(f"plug-in {spec!r}: cannot load {point.value} ({_describe(exc)})") from exc
     if not callable(func):
         raise PluginError(f"plug-in {spec!r}: {point.value} is not callable")
-    return Plugin(spec, func)
+    return Plugin(spec, func, plugin_code(point.module, func))
 
 
 def _resolve(spec: str, module_name: str, attr: str) -> Callable[..., Any]:
