@@ -9,12 +9,13 @@ import click
 
 from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
+from peakopt.cli.references import load_references
 from peakopt.cli.targets import targets
-from peakopt.instances.records import read_records, read_references
+from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.gap import gaps
-from peakopt.oracle.scoring import index_references, score_record
+from peakopt.oracle.scoring import score_record
 from peakopt.plots.schedule_plot import Drawn, figure, save
 from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run
@@ -195,7 +196,7 @@ def plot(
         raise click.BadParameter("write a .png or .svg file", param_hint="'-o'")
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     workflow, machine = choose(targets(paths, machines, read), workflow_id)
-    references = index_references(read_references(reference_path)) if reference_path else {}
+    references = load_references(reference_path, [workflow], [machine])
     schedules, reference = _collect(
         ctx, workflow, machine, options, references.get((workflow.id, machine.name))
     )

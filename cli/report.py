@@ -9,15 +9,15 @@ import click
 from rich.table import Table
 
 from peakopt.cli.common import read_inputs
+from peakopt.cli.references import load_references
 from peakopt.cli.score import read_scores
 from peakopt.cli.tables import show, to_csv, to_json
 from peakopt.instances import InputError, write_atomic
-from peakopt.instances.records import read_references
-from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.models import Machine, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.columns import summary_columns
-from peakopt.oracle.scoring import index_references
+from peakopt.oracle.references import Checked
 from peakopt.plots.html import WorstCase, render_report
 from peakopt.plots.schedule_plot import Drawn
 from peakopt.solver.campaign import ERROR
@@ -146,9 +146,11 @@ def report(
     Example: peakopt report results.sqlite --by method,tier -o report.html
     """
     rows = read_rows(path)
+    # the inputs of the drawings are read (and the references checked) before anything is printed
+    drawn = drawing_inputs(suites, reference_path) if output else None
     emit(summaries(rows, by), as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}")
     if output:
-        cases = worst_drawings(path, rows, worst, suites, reference_path)
+        cases = worst_drawings(path, rows, worst, drawn)
         write_atomic(output, render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
         click.echo(f"wrote {output}", err=True)
 
@@ -172,12 +174,19 @@ def _case(
     return WorstCase(title, workflow, machine, drawn)
 
 
+def drawing_inputs(suites: tuple[str, ...], reference_path: str | None) -> tuple[Suite | None, Checked]:
+    """The suite a scores file was scored on (None without ``--suite``) and its checked references."""
+    suite = read_inputs(suites, None, "peak", False) if suites else None
+    workflows, machines = (suite.workflows, suite.machines) if suite else ((), ())
+    return suite, load_references(reference_path, workflows, machines)
+
+
 def worst_drawings(
-    path: str, rows: Sequence[ScoreRow], count: int, suites: tuple[str, ...], reference_path: str | None
+    path: str, rows: Sequence[ScoreRow], count: int, inputs: tuple[Suite | None, Checked] | None
 ) -> list[WorstCase]:
     """Each method's ``count`` worst cases, next to the optimum, from a store or a scores file.
 
-    A scores file names its workflows only: without ``suites`` there is nothing to draw.
+    A scores file names its workflows only: without a suite in ``inputs`` there is nothing to draw.
     """
     if count <= 0:
         return []
@@ -190,10 +199,9 @@ def worst_drawings(
             ]
         finally:
             store.close()
-    if not suites:
+    suite, references = inputs or (None, {})
+    if suite is None:
         return []
-    suite = read_inputs(suites, None, "peak", False)
-    references = index_references(read_references(reference_path)) if reference_path else {}
     cases = []
     for (source,), members in group_rows(rows, ("source",)).items():
         ranked = sorted(

@@ -9,6 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.common import input_options, read_inputs, warn_unconstrained
+from peakopt.cli.references import load_references
 from peakopt.cli.tables import (
     correlation_table,
     dump_rows,
@@ -19,11 +20,11 @@ from peakopt.cli.tables import (
     to_json,
 )
 from peakopt.instances import InputError
-from peakopt.instances.records import read_records, read_references, write_jsonl
+from peakopt.instances.records import read_records, write_jsonl
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
 from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
-from peakopt.oracle.scoring import Options, index_references, score_prediction, score_record
+from peakopt.oracle.scoring import Options, score_prediction, score_record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -130,7 +131,7 @@ def score(
     """
     suite = read_inputs(suite_paths, fmt, cpu, keep_dummies)
     warn_unconstrained(suite)
-    references = index_references(read_references(reference)) if reference else {}
+    references = load_references(reference, suite.workflows, suite.machines)
     # click.Choice has checked the values against the Literal types' members
     options = Options(
         mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)

@@ -11,10 +11,9 @@ from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, positive, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
+from peakopt.cli.references import load_references
 from peakopt.cli.report import emit, parse_by, summaries
 from peakopt.cli.targets import targets
-from peakopt.instances.records import read_references
-from peakopt.oracle.scoring import index_references
 from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, search
 from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.solver.executors import Executor, Where
@@ -173,7 +172,8 @@ def stress(
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
-    refs = index_references(read_references(reference)) if reference else None
+    used = [m for p in pairs for m in p.machines]
+    refs = load_references(reference, [p.workflow for p in pairs], used) if reference else None
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)
     try:

@@ -2,7 +2,9 @@
 
 - A reference file holds one :class:`~peakopt.models.SolveResult` per line,
   exactly ``result.model_dump(mode="json")`` (what ``peakopt solve`` writes).
-  It is trusted input: a bad line is an :class:`InputError`.
+  A line that is not a result is an :class:`InputError`; what a result
+  claims is checked by the oracle before use
+  (:mod:`peakopt.oracle.references`).
 - A schedule file holds ``{"workflow", "machine", "source", "starts"}``
   records, a response file ``{"workflow", "machine", "source", "response"}``,
   a predictions file ``{"workflow", "source", "dependencies" | "edges" |
@@ -82,8 +84,11 @@ def read_records(path: str | Path) -> list[Record]:
     return [_record(n, line) for n, line in _lines(text)]
 
 
-def read_references(path: str | Path) -> list[SolveResult]:
-    """The reference results of a JSON Lines file.
+def reference_lines(path: str | Path) -> list[tuple[int, SolveResult]]:
+    """The reference results of a JSON Lines file, each with its line number.
+
+    The results are read, not yet checked: see
+    :func:`peakopt.oracle.references.check_references`.
 
     Raises
     ------
@@ -102,10 +107,15 @@ def read_references(path: str | Path) -> list[SolveResult]:
         except RecursionError:
             raise InputError(source, where, "JSON nested too deeply") from None
         try:
-            results.append(SolveResult.model_validate(data))
+            results.append((number, SolveResult.model_validate(data)))
         except ValidationError as exc:
             raise from_validation(source, exc, data, where) from None
     return results
+
+
+def read_references(path: str | Path) -> list[SolveResult]:
+    """The reference results of a JSON Lines file (see :func:`reference_lines`)."""
+    return [result for _, result in reference_lines(path)]
 
 
 def reference_record(result: SolveResult) -> dict[str, Any]:

@@ -38,7 +38,11 @@ class Options:
 
 
 def index_references(results: Iterable[SolveResult]) -> dict[tuple[str, str | None], SolveResult]:
-    """References by (workflow, machine); a later result for the same pair replaces an earlier one."""
+    """References by (workflow, machine); a later result for the same pair replaces an earlier one.
+
+    The results are not checked here: files read by the command line go
+    through :func:`peakopt.oracle.references.check_references` first.
+    """
     return {(r.workflow, r.machine): r for r in results}
 
 

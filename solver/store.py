@@ -19,7 +19,6 @@ moment loses at most the work in flight, and a rerun skips every key present.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -31,6 +30,7 @@ from typing import Any
 from peakopt.instances import InputError
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
+from peakopt.models import content_hash as content_hash
 from peakopt.oracle.rows import ScoreRow
 
 SCHEMA_VERSION = "1"
@@ -68,11 +68,6 @@ _TABLES = ("search", "results", "refs", "machines", "instances", "meta")
 def canonical(document: Any) -> str:
     """Compact JSON with sorted keys: equal content, equal text."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"))
-
-
-def content_hash(model: Workflow | Machine) -> str:
-    """First 32 hex digits of the SHA-256 of the model's canonical JSON (its id or name included)."""
-    return hashlib.sha256(canonical(dump(model)).encode()).hexdigest()[:32]
 
 
 def params_text(params: dict[str, Any]) -> str:

@@ -41,7 +41,9 @@ def answers(tmp_path: Path) -> Path:
 
 def references(tmp_path: Path) -> Path:
     path = tmp_path / "refs.jsonl"
-    result = SolveResult(workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6)
+    result = SolveResult(
+        workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6, starts=SAFE
+    )
     write_jsonl(path, [reference_record(result)])
     return path
 
