@@ -14,7 +14,7 @@ from peakopt.cli.targets import targets
 from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.gap import gaps
+from peakopt.oracle.gap import with_reference
 from peakopt.oracle.scoring import score_record
 from peakopt.plots.schedule_plot import Drawn, figure, save
 from peakopt.solver import solve
@@ -202,8 +202,7 @@ def plot(
     )
     drawn = []
     for schedule in schedules:
-        score = evaluate(workflow, machine, schedule)
-        gap = gaps(score.makespan, reference)[0] if reference is not None and score.valid else None
-        drawn.append(Drawn(schedule.source or "schedule", schedule, score, gap))
+        score = with_reference(evaluate(workflow, machine, schedule), reference)
+        drawn.append(Drawn(schedule.source or "schedule", schedule, score, score.gap, reference is not None))
     save(figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour), output)
     click.echo(f"wrote {output}: {', '.join(d.label for d in drawn)}", err=True)

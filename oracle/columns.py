@@ -24,6 +24,19 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{round(100 * value, 1) + 0.0:.1f}%"
 
 
+def gap_cell(gap: float | None, safe: bool, valid: bool = True) -> str:
+    """One schedule's gap: ``+12.5%``; ``unsafe`` or ``invalid`` when it has none for that reason; ``-``.
+
+    An unsafe schedule's gap is never shown, even where it could be computed
+    (see :mod:`peakopt.oracle.gap`).
+    """
+    if not valid:
+        return "invalid"
+    if not safe:
+        return "unsafe"
+    return "-" if gap is None else f"{round(100 * gap, 1) + 0.0:+.1f}%"
+
+
 def stat(stats: Stats | None, field: str) -> str:
     """One statistic of a gap distribution, as a percentage."""
     return percent(None if stats is None else getattr(stats, field))
