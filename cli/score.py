@@ -144,12 +144,23 @@ def score(
     show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
 
 
+#: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.
+PLAN_ONLY = frozenset(PlanRow.model_fields) - frozenset(ScoreRow.model_fields)
+
+
 def read_scores(path: str) -> list[ScoreRow]:
-    """Score rows of a JSON Lines file that `peakopt score -o` wrote; a bad line is an InputError."""
+    """Score rows of a JSON Lines file that `peakopt score -o` wrote; a bad line is an InputError.
+
+    A planning row (``peakopt plan-score -o``) is refused: read as a score
+    row it would pass (every metric is optional) and count as all zeros.
+    """
     rows = []
     for record in read_records(path):
         if record.data is None:
             raise InputError(path, f"line {record.line}", record.error or "not a score record")
+        if PLAN_ONLY & record.data.keys():
+            rule = "is a planning score (peakopt plan-score -o), not a scheduling score (peakopt score -o)"
+            raise InputError(path, f"line {record.line}", rule)
         try:
             rows.append(ScoreRow.model_validate(record.data))
         except ValidationError as exc:

@@ -143,3 +143,18 @@ def test_report_errors(tmp_path: Path) -> None:
     code, _, err = run("report", str(tmp_path / "missing.sqlite"))
     assert code == 1 and "does not exist" in err
     assert run("report", str(bad), "--by", "colour")[0] == 2
+
+
+def test_report_refuses_a_plan_score_file(tmp_path: Path) -> None:
+    plans, rows = tmp_path / "plans.jsonl", tmp_path / "plan-scores.jsonl"
+    plans.write_text(json.dumps({"workflow": "refund", "source": "m", "edges": [["lookup_order", "decide"]]}))
+    assert run("plan-score", "--truth", "bundled:refund", "-p", str(plans), "-o", str(rows))[0] == 0
+    code, out, err = run("report", str(rows))
+    assert code == 1 and out == ""
+    assert err.strip() == (
+        f"Error: {rows}: line 1: is a planning score (peakopt plan-score -o), "
+        "not a scheduling score (peakopt score -o)"
+    )
+    # plan-score --scores refuses it the same way, instead of pairing nothing
+    code, _, err = run("plan-score", "--truth", "bundled:refund", "-p", str(plans), "--scores", str(rows))
+    assert code == 1 and "is a planning score" in err
