@@ -48,7 +48,7 @@ T = TypeVar("T")
 _TAG = re.compile(r"<\s*(/?)\s*(think|thinking|reasoning)\b[^<>]*>", re.IGNORECASE)
 _ANSWER = re.compile(r"<\s*answer\b[^<>]*>(.*?)(?:<\s*/\s*answer\s*>|\Z)", re.IGNORECASE | re.DOTALL)
 _LABEL = re.compile(
-    r"\bfinal\b[^\n:.!?]{0,40}[:：]|^[ \t]*(?:#{1,6}[ \t]|\*\*|__)[^\n]*\bfinal\b[^\n]*$",
+    r"\bfinal(?:\b|_)[^\n:.!?]{0,40}[:：]|^[ \t]*(?:#{1,6}[ \t]|\*\*|__)[^\n]*\bfinal\b[^\n]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _FINAL_KEY = re.compile(r"final", re.IGNORECASE)
