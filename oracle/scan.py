@@ -14,7 +14,8 @@ and keeps the spans that can hold an answer:
   in prose opens no string); a string ends at the end of its line at the
   latest; a single quote opens one only where a value can start;
 - a closing bracket that does not match closes the nearest open bracket it
-  matches, abandoning those in between; one that matches none is prose;
+  matches, abandoning those in between; one that matches none is prose, and
+  so is every bracket outside JSON-looking spans that does not open one;
 - a span nested deeper than :data:`MAX_DEPTH` is skipped: no answer is;
 - the outermost JSON-looking span still open at the end of the text is
   *truncated*: it comes with the brackets that would close it.
@@ -206,16 +207,29 @@ class _Scan:
         return self.spans
 
     def _open(self, match: re.Match[str]) -> int:
-        """Open a run of brackets (the last one may close at once: a leaf); where the scan goes on."""
-        run, last = match.group(), match.end() - 1
+        """Open a run of brackets (the last one may close at once: a leaf); where the scan goes on.
+
+        Outside every JSON-looking span, a bracket that does not open like JSON
+        is prose and is not kept at all: only inside JSON do brackets of
+        prose have to be matched (``{"note": [see below], ...}``).
+        """
+        start, run, last = match.start(), match.group(), match.end() - 1
+        if not self.starts:
+            # in a run, a "[" before another bracket opens like JSON, a "{" never does
+            first = run.find("[", 0, len(run) - 1)
+            if first < 0:
+                start, run = last, run[-1]
+            else:
+                start, run = start + first, run[first:]
         leaf = _LEAF.match(self.text, last)
-        if leaf is None or leaf.group()[-1] != _CLOSE[run[-1]]:
-            self.push(match.start(), run)
-            return match.end()
-        if len(run) > 1:
-            self.push(match.start(), run[:-1])
-        self.leaf(last, leaf.group())
-        return leaf.end()
+        if leaf is not None and leaf.group()[-1] == _CLOSE[run[-1]]:
+            if len(run) > 1:
+                self.push(start, run[:-1])
+            self.leaf(last, leaf.group())
+            return leaf.end()
+        if self.starts or len(run) > 1 or _json_like(self.text, last, run):
+            self.push(start, run)
+        return match.end()
 
     def _close(self, j: int, char: str) -> bool:
         """Close the bracket that ``char`` at ``j`` matches; False when it matches none (prose)."""
