@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,12 @@ from strategies import workflows
 
 from peakopt.cli.main import cli
 from peakopt.instances import load
+from peakopt.instances.native import dump
 from peakopt.instances.records import reference_record, write_jsonl, write_references
 from peakopt.models import Machine, SolveResult, Task, Workflow, content_hash
 from peakopt.oracle.references import ReferenceError, check, check_references
 from peakopt.solver import solve
+from peakopt.solver.store import canonical
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machine("worker")
@@ -119,6 +122,12 @@ def test_solve_writes_the_content_hashes() -> None:
     result = solve(REFUND, WORKER, time_limit=10, workers=1)
     assert result.workflow_hash == content_hash(REFUND) and result.machine_hash == content_hash(WORKER)
     assert check(result, REFUND, WORKER) == []
+
+
+def test_the_content_hash_is_the_one_results_stores_are_keyed_by() -> None:
+    # moved from solver/store.py to peakopt.models: existing stores keep their keys
+    old = hashlib.sha256(canonical(dump(REFUND)).encode()).hexdigest()[:32]
+    assert content_hash(REFUND) == old
 
 
 def test_the_content_hash_ignores_formatting_but_not_content() -> None:
