@@ -119,12 +119,11 @@ class Ambiguous:
     readings: int
     marked: int
 
-    @property
-    def message(self) -> str:
-        """Why no reading was chosen."""
+    def message(self, what: str) -> str:
+        """Why no reading was chosen, calling the readings ``what`` (``schedules``...)."""
         marks = "none" if not self.marked else f"{self.marked}"
         return (
-            f"the answer gives {self.readings} different readings and marks {marks} as final "
+            f"the answer gives {self.readings} different {what} and marks {marks} as final "
             "(a 'Final answer:' label or heading, an <answer> element, or a final_* key)"
         )
 

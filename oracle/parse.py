@@ -19,8 +19,10 @@ exactly the float ``4.8``. A map under ``requested_delays`` or ``delays``
 holds delays. When the workflow's step ids are known, a map is a schedule
 only if one of its keys is a step and one of its values a number (or a
 start object); keys that are not steps and hold no number
-(``"reasoning": "..."``), summary keys (``makespan``...) and maps of other
-times (``end_times``, ``finish``, ``durations``...) are ignored.
+(``"reasoning": "..."``), summary keys (``makespan``...), maps of other
+times (``end_times``, ``finish``, ``durations``...) and dependency
+structures beside the schedule are ignored; a list or map with no time in
+it (only text) is no schedule.
 
 Which of several schedules in one response is the answer, and what the
 reasoning of a reasoning model counts for, is :mod:`peakopt.oracle.answer`'s
@@ -57,6 +59,10 @@ SUMMARY_KEYS = frozenset(
 OTHER_TIMES = frozenset(
     {"end", "ends", "finish", "finishes", "finished", "completion", "completions", "duration", "durations"}
     | {"deadline", "deadlines", "stop", "stops"}
+)
+#: Keys of a dependency structure beside the schedule (``[["a", "b"]]`` there is an edge).
+DEPENDENCY_KEYS = frozenset(
+    {"dependencies", "dependency_structure", "depends_on", "predecessors", "edges", "graph", "dag"}
 )
 #: Seconds per unit, as exact decimals.
 UNITS = {
@@ -133,17 +139,17 @@ def _timing(raw: Any, kind: Kind) -> tuple[Kind, Any, bool] | None:
     return kind, raw, False
 
 
-def _entry(item: Any, steps: Collection[str]) -> tuple[str, Kind, Any] | None:
-    """(step, kind, raw value) of a list item, or None when it does not name a step and a timing."""
+def _entry(item: Any, steps: Collection[str]) -> tuple[str, Kind, Any, bool] | None:
+    """(step, kind, raw value, named by a timing key) of a list item; None if it names no step and time."""
     if isinstance(item, list) and len(item) == 2 and is_id(item[0]):
         if isinstance(item[0], str) or not steps or str(item[0]) in steps:
-            return str(item[0]), "start", item[1]
+            return str(item[0]), "start", item[1], False
         return None
     step = step_of(item)
     timing = _timing(item, "start") if step is not None else None
     if step is None or timing is None:
         return None
-    return step, timing[0], timing[1]
+    return step, *timing
 
 
 class _Collector:
@@ -186,18 +192,18 @@ class _Collector:
 
 def _accept(node: Any, key: str | None, steps: Collection[str], duplicates: Collection[str]) -> Parsed | None:
     """Read ``node`` as a schedule, if it is one."""
-    collector = _Collector(duplicates)
+    collector, explicit = _Collector(duplicates), False
     single = _entry(node, steps)
     if single is not None or isinstance(node, list):
         collector.duplicates = ()  # a list repeats keys across its objects; only steps count
         for entry in (single,) if single is not None else (_entry(item, steps) for item in node):
             if entry is not None:
-                collector.add(*entry)
+                collector.add(*entry[:3])
+                explicit = explicit or entry[3]
     elif isinstance(node, dict):
         if steps and not any(step in steps for step in node):
             return None  # no step of the workflow: another map (resources, notes...)
         default: Kind = "delay" if key is not None and key.lower() in DELAY_WRAPPERS else "start"
-        explicit = False
         for step, raw in node.items():
             timing = _timing(raw, default)
             if timing is None or (step in SUMMARY_KEYS and step not in steps):
@@ -206,15 +212,17 @@ def _accept(node: Any, key: str | None, steps: Collection[str], duplicates: Coll
                 continue  # text under a key that is no step: commentary
             collector.add(step, timing[0], timing[1])
             explicit = explicit or timing[2]
-        if not collector.values and not explicit:
-            return None  # only text under the steps: descriptions, not times
-    return collector.result() if collector.seen else None
+    if not collector.values and not explicit:
+        return None  # only text where times would be: descriptions or edges, not a schedule
+    return collector.result()
 
 
-def _other_times(key: str, steps: Collection[str]) -> bool:
-    """Whether the content of ``key`` (not a step) holds times other than starts (``end_times``...)."""
+def _not_starts(key: str, steps: Collection[str]) -> bool:
+    """Whether ``key`` (not a step) holds something else than starts: other times, dependencies."""
+    if key in steps:
+        return False
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
-    return key not in steps and not OTHER_TIMES.isdisjoint(_WORDS.split(spaced))
+    return spaced in DEPENDENCY_KEYS or not OTHER_TIMES.isdisjoint(_WORDS.split(spaced))
 
 
 def schedule_readings(
@@ -225,7 +233,7 @@ def schedule_readings(
         value,
         lambda node, key: _accept(node, key, steps, duplicates),
         WRAPPERS + DELAY_WRAPPERS,
-        skip=lambda key: _other_times(key, steps),
+        skip=lambda key: _not_starts(key, steps),
     )
     return [(parsed, under_final_key(path)) for parsed, path in found]
 
@@ -241,7 +249,7 @@ def _parts(parsed: Parsed) -> frozenset[Hashable]:
 def _chosen(readings: list[Reading[Parsed]], text: str, reasoning: bool) -> Parsed | Violation:
     chosen = choose(readings, text, _key, _parts)
     if isinstance(chosen, Ambiguous):
-        return Violation(kind="ambiguous", message=chosen.message.replace("readings", "schedules"))
+        return Violation(kind="ambiguous", message=chosen.message("schedules"))
     parsed, span = chosen.value, chosen.span
     # what the cut leaves of the last value ('' of "8.5", a half key) is the cut's doing: one reason
     problems = (Violation(kind="truncated", message=TRUNCATED),) if span.truncated else parsed.problems

@@ -209,7 +209,7 @@ def structure_from_response(text: str, steps: Collection[str] = ()) -> Structure
             continue
         chosen = choose(readings, part, _key)
         if isinstance(chosen, Ambiguous):
-            return Violation(kind="ambiguous", message=chosen.message.replace("readings", "structures"))
+            return Violation(kind="ambiguous", message=chosen.message("structures"))
         if chosen.span.truncated:
             return Violation(
                 kind="truncated", message="the answer is cut off inside its JSON (truncated output)"

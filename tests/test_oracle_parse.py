@@ -284,6 +284,13 @@ CASES = [
         f"{SAFE_JSON}\nbut {ASAP_JSON} is faster",
         reason="gives 2 different schedules",
     ),
+    Case(
+        "schedule beside its dependencies, end times and resource use",
+        f'{{"dependencies": [["lookup_order", "decide"], ["fraud_score", "decide"]], "schedule": {SAFE_JSON},'
+        ' "end_times": {"lookup_order": 0.3, "decide": 8.6}, "finishTimes": {"decide": 8.6},'
+        ' "resources": {"cpu": 4, "memory_mb": 8192}, "notes": {"decide": "after the scan"}}',
+        SAFE,
+    ),
     # --- extraction uncapped by position (item 17) ---
     Case("after 100 citations", " ".join(f"[{i}]" for i in range(1, 101)) + f" So: {SAFE_JSON}", SAFE),
     Case(
