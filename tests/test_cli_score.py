@@ -74,6 +74,8 @@ def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:
     assert "7 records, 4 invalid (counted, not dropped)" in err
     assert "gap mean" in err and "asap" in err and "parse 1" in err
     assert "-37" not in err
+    asap_line = next(line for line in err.splitlines() if "│ asap" in line)
+    assert "unsafe" in asap_line  # its gap columns say why they are empty
 
 
 def test_score_writes_json_lines_and_csv(tmp_path: Path) -> None:
