@@ -165,8 +165,8 @@ def _from_map(node: dict[str, Any], steps: Collection[str], keyed: bool) -> Stru
 
 
 def _accept(node: Any, key: str | None, steps: Collection[str]) -> Structure | None:
-    if not node and key is not None and key.lower() in STRUCTURE_KEYS:
-        return EMPTY  # {"edges": []}: no dependency at all
+    if not node and key is not None and key.lower() in STRUCTURE_KEYS and key.lower() != "steps":
+        return EMPTY  # {"edges": []}: no dependency at all ("steps": [] lists no step, it says nothing)
     if isinstance(node, list):
         return _from_list(node)
     if isinstance(node, dict):
