@@ -9,7 +9,7 @@ import click
 
 from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
-from peakopt.cli.references import load_references
+from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
 from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow

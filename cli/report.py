@@ -9,8 +9,7 @@ import click
 from rich.table import Table
 
 from peakopt.cli.common import read_inputs
-from peakopt.cli.references import load_references
-from peakopt.cli.score import read_scores
+from peakopt.cli.score import load_references, read_scores
 from peakopt.cli.tables import show, to_csv, to_json
 from peakopt.instances import InputError, write_atomic
 from peakopt.models import Machine, Schedule, SolveResult, Suite, Workflow

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.common import input_options, read_inputs, warn_unconstrained
-from peakopt.cli.references import load_references
 from peakopt.cli.tables import (
     correlation_table,
     dump_rows,
@@ -20,8 +19,10 @@ from peakopt.cli.tables import (
     to_json,
 )
 from peakopt.instances import InputError
-from peakopt.instances.records import read_records, write_jsonl
+from peakopt.instances.records import read_records, reference_lines, write_jsonl
+from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
+from peakopt.oracle.references import Checked, check_references
 from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.scoring import Options, score_prediction, score_record
@@ -146,6 +147,22 @@ def score(
 
 #: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.
 PLAN_ONLY = frozenset(PlanRow.model_fields) - frozenset(ScoreRow.model_fields)
+
+
+def load_references(path: str | None, workflows: Iterable[Workflow], machines: Iterable[Machine]) -> Checked:
+    """The references of ``path`` (none without one), checked against the inputs they are used for.
+
+    Raises
+    ------
+    peakopt.instances.InputError
+        When a line is not a reference result.
+    peakopt.oracle.references.ReferenceError
+        When a reference contradicts itself or the inputs (another workflow
+        under the same id, a makespan its starts do not give...).
+    """
+    if not path:
+        return {}
+    return check_references(path, reference_lines(path), workflows, machines)
 
 
 def read_scores(path: str) -> list[ScoreRow]:

@@ -11,8 +11,8 @@ from rich.table import Table
 
 from peakopt.cli.cluster import executor_options, positive, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
-from peakopt.cli.references import load_references
 from peakopt.cli.report import emit, parse_by, summaries
+from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
 from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, search
 from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
