@@ -214,13 +214,10 @@ class _Scan:
         prose have to be matched (``{"note": [see below], ...}``).
         """
         start, run, last = match.start(), match.group(), match.end() - 1
-        if not self.starts:
+        if len(run) > 1 and not self.starts:
             # in a run, a "[" before another bracket opens like JSON, a "{" never does
             first = run.find("[", 0, len(run) - 1)
-            if first < 0:
-                start, run = last, run[-1]
-            else:
-                start, run = start + first, run[first:]
+            start, run = (last, run[-1]) if first < 0 else (start + first, run[first:])
         leaf = _LEAF.match(self.text, last)
         if leaf is not None and leaf.group()[-1] == _CLOSE[run[-1]]:
             if len(run) > 1:
