@@ -5,6 +5,9 @@ Run with ``python -m pytest benchmarks/test_extract_speed.py``. Each answer is
 benchmark checks after the timed call that the schedule read is the answer.
 Extraction is one pass over the text, so the time grows linearly with it:
 ``test_the_time_grows_linearly`` compares 0.25 MB and 1 MB of the worst soup.
+
+Measured (best of 3, 2 cores, other suites running): 0.13 s (quotes) to
+0.64 s (brackets of every kind) per megabyte; see the README, "Raw LLM responses".
 """
 
 from __future__ import annotations
