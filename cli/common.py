@@ -149,10 +149,20 @@ def interrupted(exc: BaseException, message: str = "") -> NoReturn:
     raise SystemExit(exit_code(exc)) from None
 
 
+#: The resource tracker's warning about semaphores it cleans up after an :func:`os._exit`.
+_TRACKER_QUIET = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
 def install() -> None:
     """Make SIGINT and SIGTERM raise :class:`Interrupted` in this (the command's) process."""
     for signum in SIGNALS:
         signal.signal(signum, _first)
+    # A second Ctrl-C ends the process at once: multiprocessing's resource tracker (started
+    # later, with this environment) then removes the semaphores left behind, as it should,
+    # but would also print a warning about them on the user's terminal.
+    given = os.environ.get("PYTHONWARNINGS")
+    if _TRACKER_QUIET not in (given or ""):
+        os.environ["PYTHONWARNINGS"] = f"{given},{_TRACKER_QUIET}" if given else _TRACKER_QUIET
 
 
 def _first(signum: int, frame: FrameType | None) -> None:

@@ -11,12 +11,13 @@ from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, claim
+from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
-from peakopt.instances.records import read_records, read_references
+from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.gap import gaps
-from peakopt.oracle.scoring import index_references, score_record
+from peakopt.oracle.gap import with_reference
+from peakopt.oracle.scoring import score_record
 from peakopt.plots.schedule_plot import Drawn, figure, save
 from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run
@@ -197,15 +198,14 @@ def plot(
     out = claim(output, inputs)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     workflow, machine = choose(targets(paths, machines, read), workflow_id)
-    references = index_references(read_references(reference_path)) if reference_path else {}
+    references = load_references(reference_path, [(workflow, machine)])
     schedules, reference = _collect(
         ctx, workflow, machine, options, references.get((workflow.id, machine.name))
     )
     drawn = []
     for schedule in schedules:
-        score = evaluate(workflow, machine, schedule)
-        gap = gaps(score.makespan, reference)[0] if reference is not None and score.valid else None
-        drawn.append(Drawn(schedule.source or "schedule", schedule, score, gap))
+        score = with_reference(evaluate(workflow, machine, schedule), reference)
+        drawn.append(Drawn(schedule.source or "schedule", schedule, score, score.gap, reference is not None))
     picture = figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour)
     with out.replacing() as temp:
         save(picture, temp)

@@ -9,18 +9,18 @@ from typing import Any, TypeVar
 import click
 from rich.table import Table
 
-from peakopt.cli.common import read_inputs
+from peakopt.cli.common import warn
 from peakopt.cli.options import COUNT_OR_NONE
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score import read_scores
+from peakopt.cli.score import load_references, read_scores, scope_pairs
 from peakopt.cli.tables import show, to_csv, to_json
+from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
-from peakopt.instances.records import read_references
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.columns import summary_columns
-from peakopt.oracle.scoring import index_references
+from peakopt.oracle.references import Checked
 from peakopt.plots.html import WorstCase, render_report
 from peakopt.plots.schedule_plot import Drawn
 from peakopt.solver.campaign import ERROR
@@ -230,10 +230,12 @@ def report(
     """
     out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
     rows = read_rows(path)
+    # the inputs of the drawings are read (and the references checked) before anything is printed
+    drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)
     emit(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
     if out is not None:
-        cases = worst_drawings(path, rows, worst, suites, reference_path)
+        cases = worst_drawings(path, rows, worst, drawn)
         out.write_text(render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
         click.echo(f"wrote {output}", err=True)
     gate(found, fail_on)
@@ -258,12 +260,18 @@ def _case(
     return WorstCase(title, workflow, machine, drawn)
 
 
+def drawing_inputs(suites: tuple[str, ...], reference_path: str | None) -> tuple[Scopes | None, Checked]:
+    """The inputs a scores file was scored on (None without ``--suite``) and its checked references."""
+    scopes = Scopes.read(suites, None, "peak", False) if suites else None
+    return scopes, load_references(reference_path, scope_pairs(scopes) if scopes else [])
+
+
 def worst_drawings(
-    path: str, rows: Sequence[ScoreRow], count: int, suites: tuple[str, ...], reference_path: str | None
+    path: str, rows: Sequence[ScoreRow], count: int, inputs: tuple[Scopes | None, Checked] | None
 ) -> list[WorstCase]:
     """Each method's ``count`` worst cases, next to the optimum, from a store or a scores file.
 
-    A scores file names its workflows only: without ``suites`` there is nothing to draw.
+    A scores file names its workflows only: without a suite in ``inputs`` there is nothing to draw.
     """
     if count <= 0:
         return []
@@ -276,17 +284,21 @@ def worst_drawings(
             ]
         finally:
             store.close()
-    if not suites:
+    scopes, references = inputs or (None, {})
+    if scopes is None:
         return []
-    suite = read_inputs(suites, None, "peak", False)
-    references = index_references(read_references(reference_path)) if reference_path else {}
     cases = []
     for (source,), members in group_rows(rows, ("source",)).items():
         ranked = sorted(
             (r for r in members if r.safe and r.starts and _gap(r) is not None), key=_gap, reverse=True
         )
         for row in ranked[:count]:
-            workflow, machine = suite.workflow(str(row.workflow)), suite.machine(str(row.machine))
+            suite = scopes.of({"workflow": row.workflow})
+            try:
+                workflow, machine = suite.workflow(str(row.workflow)), suite.machine(str(row.machine))
+            except KeyError:
+                warn(f"{row.workflow} on {row.machine}: not in the --suite inputs; not drawn")
+                continue
             cases.append(
                 _case(
                     source or "schedule", row, workflow, machine, references.get((workflow.id, machine.name))

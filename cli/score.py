@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar, cast
 
 import click
@@ -22,11 +22,13 @@ from peakopt.cli.tables import (
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
 from peakopt.instances.native import to_jsonl
-from peakopt.instances.records import read_records, read_references
+from peakopt.instances.records import read_records, reference_lines
+from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
+from peakopt.oracle.references import Checked, check_references
 from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
-from peakopt.oracle.scoring import Options, index_references, score_prediction, score_record
+from peakopt.oracle.scoring import Options, score_prediction, score_record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,7 +136,7 @@ def score(
     out = _claim(output, as_json, as_csv, [*suite_paths, schedules, reference])
     scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
     warn_unconstrained(*scopes.suites)
-    references = index_references(read_references(reference)) if reference else {}
+    references = load_references(reference, scope_pairs(scopes))
     # click.Choice has checked the values against the Literal types' members
     options = Options(
         mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)
@@ -147,12 +149,44 @@ def score(
     show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
 
 
+#: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.
+PLAN_ONLY = frozenset(PlanRow.model_fields) - frozenset(ScoreRow.model_fields)
+
+
+def scope_pairs(scopes: Scopes) -> list[tuple[Workflow, Machine]]:
+    """Every workflow × machine the inputs judge records on (each file's scope)."""
+    return [(w, m) for suite in scopes.suites for w in suite.workflows for m in suite.machines]
+
+
+def load_references(path: str | None, pairs: Iterable[tuple[Workflow, Machine]]) -> Checked:
+    """The references of ``path`` (none without one), checked against the inputs they are used for.
+
+    Raises
+    ------
+    peakopt.instances.InputError
+        When a line is not a reference result.
+    peakopt.oracle.references.ReferenceError
+        When a reference contradicts itself or the inputs (another workflow
+        under the same id, a makespan its starts do not give...).
+    """
+    if not path:
+        return {}
+    return check_references(path, reference_lines(path), pairs)
+
+
 def read_scores(path: str) -> list[ScoreRow]:
-    """Score rows of a JSON Lines file that `peakopt score -o` wrote; a bad line is an InputError."""
+    """Score rows of a JSON Lines file that `peakopt score -o` wrote; a bad line is an InputError.
+
+    A planning row (``peakopt plan-score -o``) is refused: read as a score
+    row it would pass (every metric is optional) and count as all zeros.
+    """
     rows = []
     for record in read_records(path):
         if record.data is None:
             raise InputError(path, f"line {record.line}", record.error or "not a score record")
+        if PLAN_ONLY & record.data.keys():
+            rule = "is a planning score (peakopt plan-score -o), not a scheduling score (peakopt score -o)"
+            raise InputError(path, f"line {record.line}", rule)
         try:
             rows.append(ScoreRow.model_validate(record.data))
         except ValidationError as exc:

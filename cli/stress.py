@@ -14,9 +14,8 @@ from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import COUNT, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
+from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
-from peakopt.instances.records import read_references
-from peakopt.oracle.scoring import index_references
 from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, search
 from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.solver.executors import Executor, Where
@@ -205,7 +204,8 @@ def stress(
     settings = Settings(time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
-    refs = index_references(read_references(reference)) if reference else None
+    used = [(p.workflow, m) for p in pairs for m in p.machines]
+    refs = load_references(reference, used) if reference else None
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)
     try:

@@ -2,7 +2,9 @@
 
 - A reference file holds one :class:`~peakopt.models.SolveResult` per line,
   exactly ``result.model_dump(mode="json")`` (what ``peakopt solve`` writes).
-  It is trusted input: a bad line is an :class:`InputError`.
+  A line that is not a result is an :class:`InputError`; what a result
+  claims is checked by the oracle before use
+  (:mod:`peakopt.oracle.references`).
 - A schedule file holds ``{"workflow", "machine", "source", "starts"}``
   records, a response file ``{"workflow", "machine", "source", "response"}``,
   a predictions file ``{"workflow", "source", "dependencies" | "edges" |
@@ -74,8 +76,11 @@ def read_records(path: str | Path) -> list[Record]:
     return [_record(document) for document in found]
 
 
-def read_references(path: str | Path) -> list[SolveResult]:
-    """The reference results of a JSON Lines file.
+def reference_lines(path: str | Path) -> list[tuple[int, SolveResult]]:
+    """The reference results of a JSON Lines file, each with its line number.
+
+    The results are read, not yet checked: see
+    :func:`peakopt.oracle.references.check_references`.
 
     Raises
     ------
@@ -88,10 +93,15 @@ def read_references(path: str | Path) -> list[SolveResult]:
     for document in decode_all(read_text(source), source, by_line=True):
         where = f"line {document.line}"
         try:
-            results.append(SolveResult.model_validate(document.data))
+            results.append((document.line, SolveResult.model_validate(document.data)))
         except ValidationError as exc:
             raise from_validation(source, exc, document.data, where) from None
     return results
+
+
+def read_references(path: str | Path) -> list[SolveResult]:
+    """The reference results of a JSON Lines file (see :func:`reference_lines`)."""
+    return [result for _, result in reference_lines(path)]
 
 
 def reference_record(result: SolveResult) -> dict[str, Any]:

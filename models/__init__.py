@@ -1,6 +1,7 @@
 """peakopt's data model: frozen pydantic models, validated once on creation."""
 
 from peakopt.models.errors import PeakoptError
+from peakopt.models.identity import content_hash
 from peakopt.models.schedule import Schedule, SolveResult, Status
 from peakopt.models.task import Segment, Task
 from peakopt.models.workflow import Machine, Suite, Workflow
@@ -15,4 +16,5 @@ __all__ = [
     "Suite",
     "Task",
     "Workflow",
+    "content_hash",
 ]

@@ -72,6 +72,10 @@ class SolveResult(BaseModel):
         Seconds per integer time unit in the model.
     message
         Why, when status is ``error`` or ``unknown``.
+    workflow_hash, machine_hash
+        :func:`~peakopt.models.content_hash` of the workflow and of the machine
+        solved, so that a reference is never used for other content under the
+        same id or name (None in files written before they existed).
     """
 
     model_config = FROZEN
@@ -89,6 +93,8 @@ class SolveResult(BaseModel):
     exact: bool = True
     tick: Finite = 1.0
     message: str | None = None
+    workflow_hash: str | None = None
+    machine_hash: str | None = None
 
     @property
     def schedule(self) -> Schedule | None:

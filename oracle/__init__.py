@@ -6,6 +6,7 @@ from peakopt.oracle.evaluate import TOLERANCE, cva_floor, evaluate, load_profile
 from peakopt.oracle.gap import gaps, with_reference
 from peakopt.oracle.parse import parse_response, parse_starts
 from peakopt.oracle.planning import PlanScore, plan_score
+from peakopt.oracle.references import ReferenceError, check_references
 from peakopt.oracle.replay import replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import ResourceScore, Score, Violation
@@ -18,12 +19,14 @@ __all__ = [
     "Options",
     "PlanRow",
     "PlanScore",
+    "ReferenceError",
     "ResourceScore",
     "Score",
     "ScoreRow",
     "Violation",
     "aggregate",
     "aggregate_plans",
+    "check_references",
     "correlate",
     "cva_floor",
     "evaluate",

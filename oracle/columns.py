@@ -24,6 +24,19 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{round(100 * value, 1) + 0.0:.1f}%"
 
 
+def gap_cell(gap: float | None, safe: bool, valid: bool = True) -> str:
+    """One schedule's gap: ``+12.5%``; ``unsafe`` or ``invalid`` when it has none for that reason; ``-``.
+
+    An unsafe schedule's gap is never shown, even where it could be computed
+    (see :mod:`peakopt.oracle.gap`).
+    """
+    if not valid:
+        return "invalid"
+    if not safe:
+        return "unsafe"
+    return "-" if gap is None else f"{round(100 * gap, 1) + 0.0:+.1f}%"
+
+
 def stat(stats: Stats | None, field: str) -> str:
     """One statistic of a gap distribution, as a percentage."""
     return percent(None if stats is None else getattr(stats, field))
@@ -48,13 +61,22 @@ def summary_columns(gaps: bool = True) -> list[Column]:
     ]
     if gaps:
         columns.append(("with gap", lambda s: str(s.gap.count if s.gap else 0)))
-        columns += [_gap(field) for field in ("mean", "median", "p95", "max")]
-        columns.append(("gap vs LB max", lambda s: stat(s.gap_vs_lb, "max")))
+        columns += [_gap(f"gap {field}", "gap", field) for field in ("mean", "median", "p95", "max")]
+        columns.append(_gap("gap vs LB max", "gap_vs_lb", "max"))
     return columns
 
 
-def _gap(field: str) -> Column:
-    return f"gap {field}", lambda s: stat(s.gap, field)
+def _unsafe(summary: ScoreSummary) -> bool:
+    """Whether a group's schedules are valid but none safe: their gaps are withheld, not unknown."""
+    return summary.records > summary.invalid and summary.safe_rate == 0
+
+
+def _gap(header: str, name: str, field: str) -> Column:
+    def cell(s: ScoreSummary) -> str:
+        stats: Stats | None = getattr(s, name)
+        return "unsafe" if stats is None and _unsafe(s) else stat(stats, field)
+
+    return header, cell
 
 
 def reasons(counts: dict[str, int]) -> str:

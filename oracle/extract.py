@@ -1,11 +1,24 @@
-"""Find and decode the JSON in an LLM's raw text: code fences, JSON inside prose, broken JSON.
+"""Find and decode the JSON in an LLM's raw text, in one linear pass.
 
 LLM answers wrap their JSON in prose and code fences, and often break it
-(trailing commas, single quotes, comments, a truncated end). This module finds
-every bracketed span, decodes each with :mod:`json` or else repairs it with
-`json-repair <https://pypi.org/project/json-repair/>`_, and returns them in
-order of preference: spans inside code fences first, later spans before
-earlier ones (a model that drafts then revises puts its final answer last).
+(trailing commas, single quotes, comments, a truncated end). The text is
+scanned once (:mod:`peakopt.oracle.scan` says which spans count), and every
+outermost span is decoded with :mod:`json` or, where that fails, repaired
+with `json-repair <https://pypi.org/project/json-repair/>`_; a span that does
+not decode gives way to the spans inside it. The spans come back in text
+order.
+
+A truncated span (still open at the end of the text) is decoded by
+:mod:`json` with its brackets closed, dropping the last token when the cut
+left it incomplete (``4.`` of ``4.5``, a key without its value); the spans
+inside it are pieces of a cut-off value and are flagged truncated too. One
+that only json-repair could read is not read when spans lie inside it (its
+bracket may be prose, ``[1, 2 ...`` never closed): those spans are.
+
+Every span is decoded at most once (spans of equal text share one value), so
+the work is linear in the text; json-repair (pure Python, about 1 µs per
+character) gets only spans that :mod:`json` rejects, of at most
+:data:`REPAIR_LIMIT` characters, and that name a step of the workflow.
 """
 
 from __future__ import annotations
@@ -13,195 +26,160 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 from json_repair import repair_json
+
+from peakopt.oracle.scan import Span, scan
 
 T = TypeVar("T")
 
 #: Keys under which a list item names its step.
 ID_KEYS = ("id", "step", "step_id", "task", "task_id", "name")
 
-#: More candidates than this in one response are ignored (bounds the work on pathological text).
-MAX_CANDIDATES = 64
-#: Spans nested deeper than this are skipped: no schedule is, and json-repair recurses on them.
-MAX_DEPTH = 64
+#: Longer spans that :mod:`json` rejects are not repaired (json-repair's cost grows with the span).
+REPAIR_LIMIT = 100_000
 
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_CLOSE = {"{": "}", "[": "]"}
+#: The last token of a text, which a cut may have left incomplete: a key, a number, a word, ``,`` or ``:``.
+_TAIL = re.compile(r"""(?:,|:|"(?:[^"\\\n]|\\.)*"|[-+\w.]+)\s*\Z""")
+_WORD = re.compile(r"[\w.\-]+")
 
 
-@dataclass(frozen=True)
-class Decoded:
+class Decoded(NamedTuple):
     """One JSON value found in a text.
 
     Attributes
     ----------
     value
-        The decoded value.
+        The decoded value (a dict or a list).
+    start, end
+        Where its span lies in the text (``end`` is the text's length when truncated).
     duplicates
         Keys that some object of the span gives more than once (decoding keeps the last).
     repaired
         True when json-repair had to fix the span.
-    fenced
-        True when the span sits inside a Markdown code fence.
+    truncated
+        True when the span is still open at the end of the text (a cut-off answer).
     """
 
     value: Any
-    duplicates: frozenset[str] = field(default_factory=frozenset)
+    start: int
+    end: int
+    duplicates: frozenset[str] = frozenset()
     repaired: bool = False
-    fenced: bool = False
+    truncated: bool = False
 
 
-@dataclass
-class _Span:
-    end: int | None  # None when the span never closes (a truncated answer)
-    duplicates: set[str]
-    deep: bool = False  # nested deeper than MAX_DEPTH: not an answer, and costly to repair
-
-
-def _skip_string(text: str, start: int) -> int:
-    """Index just after the string that opens at ``start`` (or len(text) if unterminated)."""
-    quote, j = text[start], start + 1
-    while j < len(text):
-        if text[j] == "\\":
-            j += 2
-            continue
-        if text[j] == quote:
-            return j + 1
-        j += 1
-    return len(text)
-
-
-def _skip_comment(text: str, start: int) -> int:
-    """Index just after a ``//``, ``#`` or ``/* */`` comment, or ``start`` if there is none."""
-    if text.startswith("/*", start):
-        end = text.find("*/", start + 2)
-        return len(text) if end < 0 else end + 2
-    if text.startswith(("//", "#"), start):
-        end = text.find("\n", start)
-        return len(text) if end < 0 else end
-    return start
-
-
-def _span(text: str, start: int) -> _Span:
-    """Scan the bracketed span opening at ``start``; note keys an object repeats."""
-    stack: list[tuple[str, set[str]]] = [(text[start], set())]
-    duplicates: set[str] = set()
-    j = start + 1
-    while j < len(text):
-        char = text[j]
-        after_comment = _skip_comment(text, j)
-        if after_comment != j:
-            j = after_comment
-        elif char in "\"'":
-            end = _skip_string(text, j)
-            rest = text[end:].lstrip()
-            if stack[-1][0] == "{" and rest.startswith(":"):
-                key = text[j + 1 : end - 1]
-                if key in stack[-1][1]:
-                    duplicates.add(key)
-                stack[-1][1].add(key)
-            j = end
-        elif char in _CLOSE:
-            if len(stack) >= MAX_DEPTH:
-                return _Span(None, duplicates, deep=True)
-            stack.append((char, set()))
-            j += 1
-        elif char in "}]":
-            if _CLOSE[stack[-1][0]] != char:
-                return _Span(None, duplicates)
-            stack.pop()
-            j += 1
-            if not stack:
-                return _Span(j, duplicates)
-        else:
-            j += 1
-    return _Span(None, duplicates)
-
-
-def _fences(text: str) -> list[tuple[int, int]]:
-    return [(m.start(1), m.end(1)) for m in _FENCE.finditer(text)]
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    text: str
-    duplicates: frozenset[str]
-    fenced: bool
-    nested: bool  # inside an unclosed span, which is tried first
-
-
-def _candidates(text: str) -> list[_Candidate]:
-    """Every top-level bracketed span, and the spans inside unclosed ones."""
-    fences = _fences(text)
-    found: list[_Candidate] = []
-    i, unclosed_from, tried = 0, len(text), 0
-    while i < len(text) and tried < MAX_CANDIDATES:
-        if text[i] not in _CLOSE:
-            i += 1
-            continue
-        span = _span(text, i)
-        tried += 1
-        fenced = any(a <= i < b for a, b in fences)
-        nested = i > unclosed_from
-        if span.deep:
-            i += 1
-        elif span.end is None:
-            # Unclosed (a truncated answer, or a stray quote): json-repair closes it; the
-            # spans inside it are still tried, after it, in case the scan went wrong.
-            found.append(_Candidate(text[i:], frozenset(span.duplicates), fenced, nested))
-            unclosed_from = min(unclosed_from, i)
-            i += 1
-        else:
-            found.append(_Candidate(text[i : span.end], frozenset(span.duplicates), fenced, nested))
-            i = span.end
-    return found
-
-
-def _decode(candidate: str) -> tuple[Any, bool] | None:
-    """The value of a candidate span, and whether it needed repair; None if nothing decodes."""
+def _loads(raw: str) -> tuple[Any] | None:
     try:
-        return json.loads(candidate), False
+        return (json.loads(raw),)
     except (ValueError, RecursionError):
-        pass
+        return None
+
+
+def _cut(span: Span, raw: str) -> Any:
+    """The value of a span cut off at the end of the text, by :mod:`json` alone, or None.
+
+    A string the text ends in is dropped, and the brackets left open are
+    closed; then, as long as that does not decode, the last token is dropped
+    (a cut number or word, a key left without its value, a dangling ``,`` or
+    ``:``), a few times at most.
+    """
+    closers = span.closers
+    if span.cut_string is not None:
+        raw = raw[: span.cut_string - span.start]
+    for _ in range(6):
+        found = _loads(raw + closers)
+        if found is not None:
+            return found[0]
+        tail = _TAIL.search(raw, max(0, len(raw) - 256))  # a bounded window: no quadratic search
+        if tail is None or tail.start() == 0:
+            return None
+        raw = raw[: tail.start()]
+    return None
+
+
+def _repair(raw: str, relevant: Callable[[str], bool]) -> Any:
+    """The value json-repair makes of a span, or None (too long, irrelevant, or nothing)."""
+    if len(raw) > REPAIR_LIMIT or not relevant(raw):
+        return None
     try:
-        repaired = repair_json(candidate)
+        repaired = repair_json(raw)
     except Exception:  # any failure of the repair on arbitrary text (e.g. too deep) means: no JSON here
         return None
-    if not isinstance(repaired, str) or not repaired.strip() or repaired.strip() == '""':
-        return None
-    try:
-        return json.loads(repaired), True
-    except (ValueError, RecursionError):
-        return None
+    found = _loads(repaired) if isinstance(repaired, str) else None
+    return None if found is None else found[0]
 
 
-def find_json(text: str) -> list[Decoded]:
-    """Every JSON object or array in ``text``, most likely answer first.
+def _decode(span: Span, raw: str, relevant: Callable[[str], bool]) -> tuple[Any, bool] | None:
+    """The value of a span and whether it needed repair; None when it holds no object or array.
+
+    A truncated span that only json-repair can read, and that holds other
+    spans, is not read: its brackets may be prose (``[1, 2 ...`` never closed)
+    and the spans inside are read instead.
+    """
+    if span.closers:
+        value = _cut(span, raw)
+        if value is None and not span.inner:
+            value, repaired = _repair(raw, relevant), True
+        else:
+            repaired = False
+    else:
+        found = _loads(raw)
+        value, repaired = (found[0], False) if found is not None else (_repair(raw, relevant), True)
+    return (value, repaired) if isinstance(value, dict | list) and value else None
+
+
+def find_json(text: str, relevant: Callable[[str], bool] = lambda raw: True) -> list[Decoded]:
+    """Every JSON object or array in ``text``, in text order.
 
     Parameters
     ----------
     text
         An LLM's raw response.
+    relevant
+        Whether a span that :mod:`json` rejects is worth repairing (e.g. it
+        names a step of the workflow); spans it turns down are not decoded.
 
     Returns
     -------
     list of Decoded
-        Spans inside code fences first, then the others; within each, the
-        last span first; spans nested in an unclosed span come after all
-        these. Spans that decode to a scalar are left out.
+        The outermost spans that decode to a non-empty object or array (see
+        the module docstring); where a span does not, the spans inside it.
+        The spans inside a truncated span follow it. Spans of equal text
+        share one decoded value.
     """
-    ranked = []
-    for candidate in reversed(_candidates(text)):
-        result = _decode(candidate.text)
-        if result is not None and isinstance(result[0], dict | list):
-            decoded = Decoded(result[0], candidate.duplicates, result[1], candidate.fenced)
-            ranked.append(((candidate.nested, not candidate.fenced), decoded))
-    ranked.sort(key=lambda pair: pair[0])  # stable: keeps last-first within each rank
-    return [decoded for _, decoded in ranked]
+    found: list[Decoded] = []
+    cache: dict[str, tuple[Any, bool] | None] = {}  # answers repeat spans: decode each text once
+
+    def visit(spans: Sequence[Span], cut: bool) -> None:  # cut: inside a span cut off at the end
+        for span in spans:
+            raw = text[span.start : span.end]
+            key = raw + "\0" + span.closers if span.closers else raw
+            result = cache[key] if key in cache else cache.setdefault(key, _decode(span, raw, relevant))
+            if result is not None:
+                truncated = cut or bool(span.closers)
+                found.append(Decoded(result[0], span.start, span.end, span.duplicates, result[1], truncated))
+            if (result is None or span.closers) and span.inner:
+                # the spans inside a cut-off JSON value are pieces of it, cut off too
+                visit(span.inner, result is not None)
+
+    visit(scan(text), False)
+    return found
+
+
+def naming(steps: Collection[str]) -> Callable[[str], bool]:
+    """Whether a span's text names one of ``steps`` (any text does, when no step is known).
+
+    A span that names no step of the workflow cannot hold its schedule or its
+    dependencies: it is not worth repairing.
+    """
+    if not steps:
+        return lambda raw: True
+    words = {s for s in steps if _WORD.fullmatch(s)}
+    others = [s for s in steps if s not in words]
+    return lambda raw: not words.isdisjoint(_WORD.findall(raw)) or any(s in raw for s in others)
 
 
 def is_id(value: Any) -> bool:
@@ -217,9 +195,12 @@ def step_of(item: Any) -> str | None:
 
 
 def search(
-    value: Any, accept: Callable[[Any, str | None], T | None], first: Collection[str] = ()
-) -> T | None:
-    """Breadth-first search of a decoded value for the first part that ``accept`` takes.
+    value: Any,
+    accept: Callable[[Any, str | None], T | None],
+    first: Collection[str] = (),
+    skip: Callable[[str], bool] = lambda key: False,
+) -> list[tuple[T, tuple[str, ...]]]:
+    """Breadth-first search of a decoded value for every part that ``accept`` takes.
 
     Parameters
     ----------
@@ -228,19 +209,32 @@ def search(
     accept
         Called with each nested dict or list and the key it sits under (None
         in lists and at the top); returns the interpretation, or None to go on.
+        The parts of an accepted node are not searched further.
     first
         Keys whose values are searched before their siblings' (``schedule``,
         ``dependencies``...), compared case-insensitively.
+    skip
+        Keys whose values are not searched at all.
+
+    Returns
+    -------
+    list of (interpretation, keys)
+        In the order found, each with the keys on the path to its part.
     """
-    queue: deque[tuple[Any, str | None]] = deque([(value, None)])
+    found: list[tuple[T, tuple[str, ...]]] = []
+    queue: deque[tuple[Any, str | None, tuple[str, ...]]] = deque([(value, None, ())])
     while queue:
-        node, key = queue.popleft()
-        found = accept(node, key)
-        if found is not None:
-            return found
-        if isinstance(node, dict):
+        node, key, path = queue.popleft()
+        taken = accept(node, key)
+        if taken is not None:
+            found.append((taken, path))
+        elif isinstance(node, dict):
             children = sorted(node.items(), key=lambda kv: str(kv[0]).lower() not in first)
-            queue.extend((v, str(k)) for k, v in children if isinstance(v, dict | list))
+            queue.extend(
+                (v, str(k), (*path, str(k)))
+                for k, v in children
+                if isinstance(v, dict | list) and not skip(str(k))
+            )
         elif isinstance(node, list):
-            queue.extend((v, None) for v in node if isinstance(v, dict | list))
-    return None
+            queue.extend((v, None, path) for v in node if isinstance(v, dict | list))
+    return found

@@ -1,4 +1,12 @@
-"""Distance of a schedule's makespan from the oracle's optimum or bounds."""
+"""Distance of a schedule's makespan from the oracle's optimum or bounds.
+
+The rule every presenter follows is applied here, once: only a *safe*
+schedule has a gap. The optimum is the best safe schedule, so an unsafe one
+may well finish earlier — its speed came from overflowing a capacity, and a
+negative gap would reward that. An unsafe (or invalid) schedule's gap figures
+are None, and tables, plot titles and reports show ``unsafe`` instead
+(:func:`peakopt.oracle.columns.gap_cell`).
+"""
 
 from __future__ import annotations
 
@@ -36,17 +44,18 @@ def gaps(makespan: float, reference: SolveResult) -> tuple[float | None, float |
 
 
 def with_reference(score: Score, reference: SolveResult | None) -> Score:
-    """``score`` with its gap figures filled from ``reference``.
+    """``score`` with its gap figures filled from ``reference``, when it is safe.
 
     An invalid schedule (missing steps, broken dependencies...) gets no gap:
-    its makespan is not that of a schedule of the workflow.
+    its makespan is not that of a schedule of the workflow; nor does an
+    unsafe one (see the module docstring).
 
     Raises
     ------
     ValueError
         When the reference is for another workflow or machine.
     """
-    if reference is None or not score.valid:
+    if reference is None or not score.safe:
         return score
     if (reference.workflow, reference.machine) != (score.workflow, score.machine):
         raise ValueError(

@@ -9,23 +9,38 @@ Accepted shapes, at the top or nested under any key (``schedule``,
 - a list of objects naming the step (``id``, ``step``, ``step_id``, ``task``,
   ``name``) and its ``start`` (or ``start_time``...) or PeakBench's
   ``requested_delay``;
-- a list of ``[step, start]`` pairs.
+- a list of ``[step, start]`` pairs; a step id may be a number when the
+  workflow has that step (PSPLIB's ``[[1, 0], [2, 2.5]]``).
 
-Numbers may be strings, with or without a unit (``"1.5"``, ``"1.5s"``). A
-map under ``requested_delays`` or ``delays`` holds delays. When the
-workflow's step ids are known, keys that are not steps and hold no number
-(``"reasoning": "..."``) and summary keys (``makespan``...) are ignored.
+Numbers may be strings, with or without a unit: ``"1.5"``, ``"1.5 s"``,
+``"4800ms"``, ``"250 us"``, ``"2 min"``, ``"1 h"`` (``m`` alone is refused:
+minutes or milli?). Units convert in decimal arithmetic, so ``"4800ms"`` is
+exactly the float ``4.8``. A map under ``requested_delays`` or ``delays``
+holds delays. When the workflow's step ids are known, a map is a schedule
+only if one of its keys is a step and one of its values a number (or a
+start object); keys that are not steps and hold no number
+(``"reasoning": "..."``), summary keys (``makespan``...), maps of other
+times (``end_times``, ``finish``, ``durations``...) and dependency
+structures beside the schedule are ignored; a list or map with no time in
+it (only text) is no schedule.
+
+Which of several schedules in one response is the answer, and what the
+reasoning of a reasoning model counts for, is :mod:`peakopt.oracle.answer`'s
+rule. An answer cut off inside its JSON is *truncated*: its last value may
+be cut (``8`` of ``8.5``), so it is reported as such, not scored.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Hashable
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from peakopt.oracle.extract import find_json, search, step_of
+from peakopt.oracle.answer import Ambiguous, Reading, choose, split_reasoning, under_final_key
+from peakopt.oracle.extract import Decoded, find_json, is_id, naming, search, step_of
 from peakopt.oracle.score import Violation
 
 Kind = Literal["start", "delay"]
@@ -40,9 +55,26 @@ DELAY_WRAPPERS = ("requested_delays", "delays", "requested_delay")
 SUMMARY_KEYS = frozenset(
     {"makespan", "total_time", "total_duration", "estimated_makespan", "completion_time", "end_time"}
 )
-_NUMBER = re.compile(
-    r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:s|sec|secs|seconds?)?$", re.IGNORECASE
+#: Words that make a key (not a step) hold times other than starts: its content is no schedule.
+OTHER_TIMES = frozenset(
+    {"end", "ends", "finish", "finishes", "finished", "completion", "completions", "duration", "durations"}
+    | {"deadline", "deadlines", "stop", "stops"}
 )
+#: Keys of a dependency structure beside the schedule (``[["a", "b"]]`` there is an edge).
+DEPENDENCY_KEYS = frozenset(
+    {"dependencies", "dependency_structure", "depends_on", "predecessors", "edges", "graph", "dag"}
+)
+#: Seconds per unit, as exact decimals.
+UNITS = {
+    **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), Decimal(1)),
+    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), Decimal("0.001")),
+    **dict.fromkeys(("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"), Decimal("1e-6")),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), Decimal(60)),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal(3600)),
+}
+_NUMBER = re.compile(r"^([-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?+\d++)?+)\s*+([^\W\d_]*+)\.?$")
+_WORDS = re.compile(r"[^a-z]+")
+TRUNCATED = "the answer is cut off inside its JSON (truncated output): its last value may be incomplete"
 
 
 @dataclass(frozen=True)
@@ -56,16 +88,21 @@ class Parsed:
     kind
         ``start`` or ``delay``.
     problems
-        Non-numeric or non-finite timings and steps given twice (each makes
-        the record invalid); such steps are left out of ``values``.
+        Non-numeric or non-finite timings, steps given twice, a truncated
+        answer (each makes the record invalid); such steps are left out of
+        ``values``.
     repaired
         True when the JSON needed json-repair.
+    reasoning
+        True when the schedule was read from a reasoning block (the answer
+        outside it held none).
     """
 
     values: dict[str, float]
     kind: Kind
     problems: tuple[Violation, ...] = ()
     repaired: bool = False
+    reasoning: bool = False
 
 
 def number(raw: Any) -> float | None:
@@ -73,37 +110,46 @@ def number(raw: Any) -> float | None:
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # an integer beyond the float range
+            return None
     else:
         match = _NUMBER.match(raw.strip()) if isinstance(raw, str) else None
-        if match is None:
+        unit = UNITS.get(match.group(2).lower()) if match else None
+        if match is None or unit is None:
             return None
-        value = float(match.group(1))
+        try:
+            value = float(Decimal(match.group(1)) * unit)
+        except (InvalidOperation, ArithmeticError):
+            return None
     return value if math.isfinite(value) else None
 
 
-def _timing(raw: Any, kind: Kind) -> tuple[Kind, Any] | None:
-    """The (kind, raw value) a map value gives, or None when it is no timing at all."""
+def _timing(raw: Any, kind: Kind) -> tuple[Kind, Any, bool] | None:
+    """(kind, raw value, named by a timing key) of a map value, or None when it is no timing at all."""
     if isinstance(raw, dict):
         for found, keys in _TIMING_KEYS:
             for key in keys:
                 if key in raw:
-                    return found, raw[key]
+                    return found, raw[key], True
         return None
     if isinstance(raw, list):
         return None
-    return kind, raw
+    return kind, raw, False
 
 
-def _entry(item: Any) -> tuple[str, Kind, Any] | None:
-    """(step, kind, raw value) of a list item, or None when it does not name a step and a timing."""
-    if isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
-        return item[0], "start", item[1]
+def _entry(item: Any, steps: Collection[str]) -> tuple[str, Kind, Any, bool] | None:
+    """(step, kind, raw value, named by a timing key) of a list item; None if it names no step and time."""
+    if isinstance(item, list) and len(item) == 2 and is_id(item[0]):
+        if isinstance(item[0], str) or not steps or str(item[0]) in steps:
+            return str(item[0]), "start", item[1], False
+        return None
     step = step_of(item)
     timing = _timing(item, "start") if step is not None else None
     if step is None or timing is None:
         return None
-    return step, timing[0], timing[1]
+    return step, *timing
 
 
 class _Collector:
@@ -134,29 +180,29 @@ class _Collector:
         else:
             self.values[step] = value
 
-    def result(self, repaired: bool) -> Parsed | None:
-        if not self.seen:
-            return None
+    def result(self) -> Parsed:
+        problems = list(self.problems)
         if len(self.kinds) > 1:
-            message = "the schedule mixes start times and requested delays"
-            self.problems.append(Violation(kind="parse", message=message))
+            problems.append(
+                Violation(kind="parse", message="the schedule mixes start times and requested delays")
+            )
         kind: Kind = "delay" if self.kinds == {"delay"} else "start"
-        return Parsed(self.values, kind, tuple(self.problems), repaired)
+        return Parsed(self.values, kind, tuple(problems))
 
 
-def _accept(
-    node: Any, key: str | None, steps: Collection[str], duplicates: Collection[str]
-) -> _Collector | None:
+def _accept(node: Any, key: str | None, steps: Collection[str], duplicates: Collection[str]) -> Parsed | None:
     """Read ``node`` as a schedule, if it is one."""
-    collector = _Collector(duplicates)
-    single = _entry(node)
-    items = [node] if single else node if isinstance(node, list) else None
-    if items is not None:
-        entries = [e for e in map(_entry, items) if e is not None]
+    collector, explicit = _Collector(duplicates), False
+    single = _entry(node, steps)
+    if single is not None or isinstance(node, list):
         collector.duplicates = ()  # a list repeats keys across its objects; only steps count
-        for step, kind, raw in entries:
-            collector.add(step, kind, raw)
+        for entry in (single,) if single is not None else (_entry(item, steps) for item in node):
+            if entry is not None:
+                collector.add(*entry[:3])
+                explicit = explicit or entry[3]
     elif isinstance(node, dict):
+        if steps and not any(step in steps for step in node):
+            return None  # no step of the workflow: another map (resources, notes...)
         default: Kind = "delay" if key is not None and key.lower() in DELAY_WRAPPERS else "start"
         for step, raw in node.items():
             timing = _timing(raw, default)
@@ -164,19 +210,61 @@ def _accept(
                 continue
             if steps and step not in steps and number(timing[1]) is None:
                 continue  # text under a key that is no step: commentary
-            collector.add(step, *timing)
-        if not collector.values and not collector.seen & set(steps):
-            return None
-    return collector if collector.seen else None
+            collector.add(step, timing[0], timing[1])
+            explicit = explicit or timing[2]
+    if not collector.values and not explicit:
+        return None  # only text where times would be: descriptions or edges, not a schedule
+    return collector.result()
 
 
-def parse_starts(value: Any, steps: Collection[str] = (), duplicates: Collection[str] = ()) -> Parsed | None:
+def _not_starts(key: str, steps: Collection[str]) -> bool:
+    """Whether ``key`` (not a step) holds something else than starts: other times, dependencies."""
+    if key in steps:
+        return False
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).lower()
+    return spaced in DEPENDENCY_KEYS or not OTHER_TIMES.isdisjoint(_WORDS.split(spaced))
+
+
+def schedule_readings(
+    value: Any, steps: Collection[str] = (), duplicates: Collection[str] = ()
+) -> list[tuple[Parsed, bool]]:
+    """Every part of a decoded value that reads as a schedule, and whether it sits under a *final* key."""
+    found = search(
+        value,
+        lambda node, key: _accept(node, key, steps, duplicates),
+        WRAPPERS + DELAY_WRAPPERS,
+        skip=lambda key: _not_starts(key, steps),
+    )
+    return [(parsed, under_final_key(path)) for parsed, path in found]
+
+
+def _key(parsed: Parsed) -> Hashable:
+    return parsed.kind, tuple(sorted(parsed.values.items())), parsed.problems
+
+
+def _parts(parsed: Parsed) -> frozenset[Hashable]:
+    return frozenset((parsed.kind, step, value) for step, value in parsed.values.items())
+
+
+def _chosen(readings: list[Reading[Parsed]], text: str, reasoning: bool) -> Parsed | Violation:
+    chosen = choose(readings, text, _key, _parts)
+    if isinstance(chosen, Ambiguous):
+        return Violation(kind="ambiguous", message=chosen.message("schedules"))
+    parsed, span = chosen.value, chosen.span
+    # what the cut leaves of the last value ('' of "8.5", a half key) is the cut's doing: one reason
+    problems = (Violation(kind="truncated", message=TRUNCATED),) if span.truncated else parsed.problems
+    return replace(parsed, problems=problems, repaired=span.repaired, reasoning=reasoning)
+
+
+def parse_starts(
+    value: Any, steps: Collection[str] = (), duplicates: Collection[str] = ()
+) -> Parsed | Violation | None:
     """Interpret a decoded JSON value (a record's ``starts``) as a schedule.
 
     Parameters
     ----------
     value
-        The value; searched breadth-first for the first part that is a schedule.
+        The value; every part of it that is a schedule is read.
     steps
         The workflow's step ids, if known (helps to skip commentary keys).
     duplicates
@@ -184,11 +272,26 @@ def parse_starts(value: Any, steps: Collection[str] = (), duplicates: Collection
 
     Returns
     -------
-    Parsed or None
-        None when no part of ``value`` is a schedule.
+    Parsed, Violation or None
+        The schedule; an ``ambiguous`` violation when the value holds several
+        different ones and no ``final_*`` key picks one; None when no part of
+        ``value`` is a schedule.
     """
-    found = search(value, lambda node, key: _accept(node, key, steps, duplicates), WRAPPERS + DELAY_WRAPPERS)
-    return None if found is None else found.result(repaired=False)
+    span = Decoded(value, 0, 0)
+    readings = [Reading(p, span, final) for p, final in schedule_readings(value, steps, duplicates)]
+    return _chosen(readings, "", False) if readings else None
+
+
+def _decoded_readings(decoded: list[Decoded], steps: Collection[str]) -> list[Reading[Parsed]]:
+    # spans of equal text share their value: read each value once
+    memo: dict[tuple[int, frozenset[str]], list[tuple[Parsed, bool]]] = {}
+    readings: list[Reading[Parsed]] = []
+    for candidate in decoded:
+        key = (id(candidate.value), candidate.duplicates)
+        if key not in memo:
+            memo[key] = schedule_readings(candidate.value, steps, candidate.duplicates)
+        readings.extend(Reading(parsed, candidate, final) for parsed, final in memo[key])
+    return readings
 
 
 def parse_response(text: str, steps: Collection[str] = ()) -> Parsed | Violation:
@@ -197,25 +300,27 @@ def parse_response(text: str, steps: Collection[str] = ()) -> Parsed | Violation
     Parameters
     ----------
     text
-        The raw response: prose, code fences, possibly broken JSON.
+        The raw response: prose, code fences, reasoning blocks, possibly broken JSON.
     steps
         The workflow's step ids, if known.
 
     Returns
     -------
     Parsed or Violation
-        The schedule found in the most likely JSON span (see
-        :func:`peakopt.oracle.extract.find_json`), or a ``parse`` violation
-        saying why there is none.
+        The schedule the answer gives (see :mod:`peakopt.oracle.answer`), or
+        a violation saying why there is none: ``parse`` (no JSON, no
+        schedule), ``ambiguous`` (several, none marked final).
     """
     if not text.strip():
         return Violation(kind="parse", message="empty response")
-    decoded = find_json(text)
-    for candidate in decoded:
-        parsed = parse_starts(candidate.value, steps, candidate.duplicates)
-        if parsed is not None:
-            return Parsed(parsed.values, parsed.kind, parsed.problems, candidate.repaired)
-    if not decoded:
+    parts, any_json = split_reasoning(text), False
+    for part, reasoning in ((parts.answer, False), (parts.reasoning, True)):
+        decoded = find_json(part, naming(steps))
+        any_json = any_json or bool(decoded)
+        readings = _decoded_readings(decoded, steps)
+        if readings:
+            return _chosen(readings, part, reasoning)
+    if not any_json:
         excerpt = " ".join(text.split())
         excerpt = excerpt if len(excerpt) <= 60 else excerpt[:57] + "..."
         return Violation(kind="parse", message=f"no JSON in the response: {excerpt!r}")

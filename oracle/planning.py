@@ -12,7 +12,11 @@ Both graphs live on the truth's steps plus any step the prediction invents
   normalised by |V| + |E| of the truth;
 - concurrent-pair F1 (PeakBench Eq. 3): on the unordered pairs of truth
   steps, a pair is concurrent when its graph's closure orders neither way;
-- exact match (same edges, no invented step) and order match (same closure).
+- exact match: the same edges and no invented step; order match: the same
+  closure, i.e. the prediction orders the steps exactly as the truth does.
+  A step the prediction invents without an edge orders nothing: it leaves the
+  order match as it is and is reported among the hallucinated steps (one
+  with an edge changes the closure, so the order).
 
 A cyclic prediction is reported with one of its cycles; its closure and
 concurrency metrics are still defined (steps on a cycle are ordered both
@@ -69,7 +73,7 @@ class PlanScore(BaseModel):
     concurrency
         Precision/recall/F1 on the concurrent pairs of truth steps.
     exact_match, order_match
-        Same raw edges (and no invented step); same closure (and no invented step).
+        Same raw edges and no invented step; same closure (see the module docstring).
     cyclic, cycle
         Whether the prediction has a cycle, and one cycle as a closed path.
     hallucinated, unmentioned
@@ -166,7 +170,7 @@ def plan_score(truth: Workflow, predicted: Structure) -> PlanScore:
             concurrent_pairs(true_nodes, predicted_closure), concurrent_pairs(true_nodes, true_closure)
         ),
         exact_match=not invented and set(predicted.edges) == true_edges,
-        order_match=not invented and predicted_closure == true_closure,
+        order_match=predicted_closure == true_closure,
         cyclic=cycle is not None,
         cycle=cycle,
         hallucinated=invented,

@@ -38,6 +38,9 @@ class ScoreRow(BaseModel):
         ``dependency``, ``parse``... see :class:`~peakopt.oracle.score.Violation`).
     requested, requested_kind
         The timings as read (starts, or requested delays).
+    from_reasoning
+        True when the answer's schedule was read from its reasoning block
+        (``<think>``...), the text outside holding none.
     starts
         The start times scored (after replay).
     pushed, pushed_seconds, filled
@@ -66,6 +69,7 @@ class ScoreRow(BaseModel):
     reason_kinds: list[str] = Field(default_factory=list)
     requested: dict[str, float] | None = None
     requested_kind: Kind | None = None
+    from_reasoning: bool = False
     starts: dict[str, float] | None = None
     pushed: int = 0
     pushed_seconds: float = 0.0

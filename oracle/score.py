@@ -16,6 +16,8 @@ ViolationKind = Literal[
     "non_numeric",
     "duplicate",
     "instance",
+    "ambiguous",
+    "truncated",
 ]
 
 
@@ -29,8 +31,10 @@ class Violation(BaseModel):
         for no task), ``negative_start`` or ``overflow`` (load above capacity).
         Records read from files add ``parse`` (no schedule in the text),
         ``non_numeric`` (a start that is not a finite number), ``duplicate``
-        (a step given twice) and ``instance`` (the record names a workflow or
-        machine that is not in the suite).
+        (a step given twice), ``instance`` (the record names a workflow or
+        machine that is not in the suite), ``ambiguous`` (an answer gives
+        several different schedules and marks none as final) and
+        ``truncated`` (an answer cut off inside its JSON).
     message
         E.g. ``a -> b: b starts at 3.0 before a ends at 4.5`` or
         ``memory_mb 10240/8192 over [0.0, 4.8)``.

@@ -38,7 +38,11 @@ class Options:
 
 
 def index_references(results: Iterable[SolveResult]) -> dict[tuple[str, str | None], SolveResult]:
-    """References by (workflow, machine); a later result for the same pair replaces an earlier one."""
+    """References by (workflow, machine); a later result for the same pair replaces an earlier one.
+
+    The results are not checked here: files read by the command line go
+    through :func:`peakopt.oracle.references.check_references` first.
+    """
     return {(r.workflow, r.machine): r for r in results}
 
 
@@ -144,6 +148,10 @@ def score_record(
     parsed = read_timings(record, workflow)
     if isinstance(parsed, Violation):
         return ScoreRow.invalid([parsed], **ident)
+    read = {"requested": parsed.values, "requested_kind": parsed.kind, "from_reasoning": parsed.reasoning}
+    if any(p.kind == "truncated" for p in parsed.problems):
+        # the last value may be cut (8 of 8.5): nothing of a cut-off answer is scored
+        return ScoreRow.invalid(parsed.problems, **ident, **read)
     replayed = replay(workflow, parsed, options.mode, options.delay_from, options.missing)
     problems = [*parsed.problems, *replayed.problems]
     schedule = Schedule(
@@ -159,8 +167,7 @@ def score_record(
         line=line,
         id=ident["id"],
         tier=ident["tier"],
-        requested=parsed.values,
-        requested_kind=parsed.kind,
+        **read,
         starts=replayed.starts,
         pushed=replayed.pushed,
         pushed_seconds=replayed.pushed_seconds,
@@ -178,7 +185,7 @@ def read_structure(record: Mapping[str, Any], workflow: Workflow) -> Structure |
     steps = workflow.index.keys()
     for key in STRUCTURE_FIELDS:
         if key in record:
-            found = parse_structure(record[key], steps)
+            found = parse_structure({key: record[key]}, steps)  # under its key: {"edges": []} is no edge
             return found or Violation(kind="parse", message=f"{key!r} holds no dependency structure")
     if "response" in record:
         response = record["response"]
@@ -215,4 +222,6 @@ def score_prediction(
     structure = read_structure(record, workflow)
     if isinstance(structure, Violation):
         return PlanRow.invalid([structure], **ident)
+    if structure.problems:
+        return PlanRow.invalid([Violation(kind="parse", message=m) for m in structure.problems], **ident)
     return PlanRow.from_score(plan_score(workflow, structure), structure.edges, **ident)

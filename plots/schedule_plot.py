@@ -19,6 +19,7 @@ from matplotlib.patches import Patch
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
+from peakopt.oracle.columns import gap_cell
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"
@@ -28,12 +29,17 @@ MAX_LABELS = 40
 
 @dataclass(frozen=True)
 class Drawn:
-    """One schedule to draw, with the oracle's score and, if known, its gap to optimum."""
+    """One schedule to draw, with the oracle's score and, if known, its gap to optimum.
+
+    ``compared`` says that a reference was known: the title then gives the gap,
+    or why there is none (``unsafe``).
+    """
 
     label: str
     schedule: Schedule
     score: Score
     gap: float | None = None
+    compared: bool = False
 
 
 def task_order(workflow: Workflow) -> list[Task]:
@@ -56,8 +62,8 @@ def colour_key(task: Task, machine: Machine, by: str) -> str:
 def _title(drawn: Drawn) -> str:
     s = drawn.score
     parts = [f"makespan {s.makespan:.2f} s", f"cva {s.cva:.3f}", f"strict MRU {s.strict_mru:.3f}"]
-    if drawn.gap is not None:
-        parts.append(f"gap {drawn.gap:+.1%}")
+    if drawn.gap is not None or drawn.compared:
+        parts.append("gap " + gap_cell(drawn.gap, s.safe, s.valid))
     state = "safe" if s.safe else ("unsafe" if s.valid else "invalid")
     return f"{drawn.label} ({state})\n" + " · ".join(parts)
 

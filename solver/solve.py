@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash
 from peakopt.oracle import TOLERANCE, cva_floor, evaluate
 from peakopt.solver.bounds import lower_bound, real_lower_bound
 from peakopt.solver.conflicts import greedy_cliques, structure, topological_order
@@ -183,4 +183,6 @@ def _result(
         exact=problem.exact,
         tick=float(problem.tick),
         message=message,
+        workflow_hash=content_hash(workflow),
+        machine_hash=content_hash(machine),
     )

@@ -22,7 +22,6 @@ whose code is still the same; a row made by other code is run again and replaced
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -32,6 +31,7 @@ from typing import Any
 
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
+from peakopt.models import content_hash as content_hash
 from peakopt.oracle.rows import ScoreRow
 from peakopt.solver.storage import (
     COLUMNS,
@@ -50,11 +50,6 @@ Key = tuple[str, str, str, str]
 def canonical(document: Any) -> str:
     """Compact JSON with sorted keys: equal content, equal text."""
     return json.dumps(document, sort_keys=True, separators=(",", ":"))
-
-
-def content_hash(model: Workflow | Machine) -> str:
-    """First 32 hex digits of the SHA-256 of the model's canonical JSON (its id or name included)."""
-    return hashlib.sha256(canonical(dump(model)).encode()).hexdigest()[:32]
 
 
 def params_text(params: dict[str, Any]) -> str:

@@ -680,3 +680,81 @@ def test_any_json_document_is_read_or_refused_in_words(value: Any, fmt: str) -> 
         parse_text(json.dumps(value), Path("doc.json"), format=fmt)
     except InputError as exc:
         assert "\n" not in str(exc) and str(exc).startswith("doc.json")
+
+
+# --- files that `score`, `report` and the other commands read beside the inputs ---
+
+SAFE_STARTS = {"lookup_order": 0, "fraud_score": 0, "history_scan": 4.8, "policy_search": 0, "decide": 8.0}
+
+
+def reference(**update: object) -> str:
+    line = {"workflow": "refund", "machine": "worker", "status": "optimal", "makespan": 8.6}
+    return json.dumps(line | {"lower_bound": 8.6, "starts": SAFE_STARTS} | update) + "\n"
+
+
+def plan_row(path: Path) -> None:
+    path.write_text(json.dumps({"workflow": "refund", "valid": True, "edge_f1": 1.0, "ged": 0}) + "\n")
+
+
+# name, command (the bad file is its last argument), how to write it, the line, the rule
+SIDE_CASES: list[tuple[str, list[str], Writer, int, str]] = [
+    ("reference not a result", ["score", "-r"], lambda p: p.write_text('{"status": 1}\n'), 1, "workflow"),
+    ("bound above makespan", ["score", "-r"], lambda p: p.write_text(reference(lower_bound=9)), 1, "above"),
+    (
+        "optimal without a proof",
+        ["score", "-r"],
+        lambda p: p.write_text(reference() + reference(lower_bound=8.0)),
+        2,
+        "status 'optimal' but lower_bound 8 is not the makespan 8.6",
+    ),
+    (
+        "makespan its starts do not give",
+        ["score", "-r"],
+        lambda p: p.write_text(reference(makespan=8.0, lower_bound=8.0)),
+        1,
+        "makespan 8, but its starts give 8.6",
+    ),
+    (
+        "reference of another workflow under the same id",
+        ["plot", "--optimal", "--output", "x.png", "--reference"],
+        lambda p: p.write_text(reference(workflow_hash="0" * 32)),
+        1,
+        "solved for a different workflow under the same name",
+    ),
+    (
+        "a task without a start",
+        ["stress", "-m", "serial", "--db", "r.sqlite", "-r"],
+        lambda p: p.write_text(reference(starts={"decide": 8.0})),
+        1,
+        "task 'lookup_order' has no start",
+    ),
+    ("plan-score file given to report", ["report"], plan_row, 1, "is a planning score"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "write", "line", "rule"), SIDE_CASES, ids=[c[0] for c in SIDE_CASES]
+)
+def test_side_files_give_one_error_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    command: list[str],
+    write: Writer,
+    line: int,
+    rule: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "side.jsonl"
+    write(path)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"workflow": "refund", "starts": SAFE_STARTS}) + "\n")
+    inputs = [] if command == ["report"] else ["bundled:refund", "--machine", "worker"]
+    if command[0] == "score":
+        inputs = ["bundled:refund", "-s", str(answers)]
+    result = CliRunner().invoke(cli, [command[0], *inputs, *command[1:], str(path)])
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output, result.stderr
+    assert lines[0].startswith(f"Error: {path}: line {line}")
+    assert rule in lines[0]

@@ -41,7 +41,9 @@ def answers(tmp_path: Path) -> Path:
 
 def references(tmp_path: Path) -> Path:
     path = tmp_path / "refs.jsonl"
-    result = SolveResult(workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6)
+    result = SolveResult(
+        workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6, starts=SAFE
+    )
     write_jsonl(path, [reference_record(result)])
     return path
 
@@ -61,7 +63,8 @@ def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:
     assert [r["line"] for r in rows] == [1, 2, 3, 4, 5, 6, 7]  # nothing dropped
     asap, serial, llm, refusal, laptop, nope, broken = rows
     assert asap["valid"] and not asap["safe"] and asap["cva"] == pytest.approx(0.55)
-    assert asap["gap"] == pytest.approx(5.4 / 8.6 - 1)  # valid, unsafe: faster than the optimum
+    # valid, unsafe: faster than the optimum by overflowing memory, so no gap at all (never -37.2%)
+    assert asap["gap"] is None and asap["gap_vs_lb"] is None and asap["gap_vs_ub"] is None
     assert serial["safe"] and serial["gap"] == pytest.approx(0.0) and serial["machine"] == "worker"
     assert llm["starts"] == SAFE and llm["id"] == "q1" and llm["source"] == "llm"
     assert refusal["reason_kinds"] == ["parse"] and refusal["makespan"] is None
@@ -70,6 +73,9 @@ def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:
     assert broken["reasons"][0].startswith("not valid JSON")  # the row names line 7 once, in "line"
     assert "7 records, 4 invalid (counted, not dropped)" in err
     assert "gap mean" in err and "asap" in err and "parse 1" in err
+    assert "-37" not in err
+    asap_line = next(line for line in err.splitlines() if "│ asap" in line)
+    assert "unsafe" in asap_line  # its gap columns say why they are empty
 
 
 def test_score_writes_json_lines_and_csv(tmp_path: Path) -> None:
@@ -204,3 +210,43 @@ def test_score_output_that_cannot_be_written(tmp_path: Path) -> None:
     target = tmp_path / "no" / "such" / "dir" / "scores.jsonl"
     code, _, err = run("score", "bundled:refund", "-s", str(answers(tmp_path)), "-o", str(target))
     assert code == 1 and err.strip() == f"Error: -o {target}: the folder {target.parent} does not exist"
+
+
+def test_score_reads_answers_as_the_model_meant_them(tmp_path: Path) -> None:
+    safe, asap = json.dumps(SAFE), json.dumps(ASAP)
+    responses = [
+        f"<think>Maybe {asap}? It overflows memory.</think>\n{safe}",  # item 15
+        f"Final answer: {safe}\nA counter-example: {asap} overflows.",  # item 16
+        f"Either {safe} or {asap}.",  # item 16: ambiguous
+        " ".join(f"[{i}]" for i in range(1, 101)) + f" {safe}",  # item 17
+        safe.replace("4.8", '"4800ms"').replace("8.0", '"8 s"'),  # item 18: units
+        safe[:-6],  # item 18: cut off mid-number
+    ]
+    path = tmp_path / "answers.jsonl"
+    write_jsonl(path, [{"workflow": "refund", "source": "llm", "response": r} for r in responses])
+    code, out, err = run("score", "bundled:refund", "-s", str(path), "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["reason_kinds"] for r in rows] == [[], [], ["ambiguous"], [], [], ["truncated"]]
+    assert all(r["starts"] == SAFE for r in rows if r["valid"])
+    assert "ambiguous 1" in err and "truncated 1" in err
+
+
+def test_plan_score_reads_every_structure(tmp_path: Path) -> None:
+    decide = ["lookup_order", "fraud_score", "history_scan", "policy_search"]
+    records: list[dict[str, Any]] = [
+        {"workflow": "easy-000", "source": "m", "edges": []},
+        {"workflow": "easy-000", "source": "m", "response": '```json\n{"dependency_structure": {}}\n```'},
+        {"workflow": "refund", "source": "m", "dependencies": {"decide": [{"id": s} for s in decide]}},
+        {"workflow": "refund", "source": "m", "dependencies": {"decide": [{"note": "all four"}]}},
+    ]
+    path = tmp_path / "plans.jsonl"
+    write_jsonl(path, records)
+    code, out, err = run(
+        "plan-score", "--truth", "bundled:default", "--truth", "bundled:refund", "-p", str(path), "--json"
+    )
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["valid"] for r in rows] == [True, True, True, False]
+    assert rows[0]["exact_match"] and rows[1]["exact_match"] and rows[2]["exact_match"]
+    assert "step 'decide': predecessors" in rows[3]["reasons"][0]

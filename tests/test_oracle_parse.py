@@ -4,21 +4,33 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from paths import J30
 
 from peakopt.instances import load
+from peakopt.models import Machine, Workflow
 from peakopt.oracle.extract import find_json
-from peakopt.oracle.parse import number, parse_response, parse_starts
+from peakopt.oracle.parse import Parsed, number, parse_response, parse_starts
 from peakopt.oracle.score import Violation
 from peakopt.oracle.scoring import score_prediction, score_record
+from peakopt.solver import solve
 
 SUITE = load("bundled:refund")
 STEPS = ("lookup_order", "fraud_score", "history_scan", "policy_search", "decide")
 SAFE = {"lookup_order": 0.0, "fraud_score": 0.0, "history_scan": 4.8, "policy_search": 0.0, "decide": 8.0}
 DELAYS = dict.fromkeys(STEPS, 0.0) | {"history_scan": 4.8}
+ASAP = dict.fromkeys(STEPS, 0.0) | {"decide": 4.8}
+SAFE_JSON, ASAP_JSON = json.dumps(SAFE), json.dumps(ASAP)
+
+
+def solve_reference(workflow: Workflow, machine: Machine) -> dict[str, float]:
+    result = solve(workflow, machine, time_limit=10, workers=1)
+    assert result.starts is not None
+    return dict(result.starts)
 
 
 @dataclass(frozen=True)
@@ -151,6 +163,7 @@ CASES = [
         '```json\n{"lookup_order": 0, "fraud_score": 0, "history_scan": 4.8, "policy_search": 0,'
         ' "decide": 8.0',
         SAFE,
+        reason="cut off inside its JSON (truncated output)",
     ),
     Case(
         "missing steps",
@@ -218,6 +231,98 @@ CASES = [
         ' {"id": "history_scan", "start": 4.8}, {"id": "policy_search", "start": 0},'
         ' {"id": "decide", "start": 8}]',
         reason="mixes start times and requested delays",
+    ),
+    # --- reasoning models (item 15): a schedule inside the reasoning is not the answer ---
+    Case("think block holding a draft", f"<think>First {ASAP_JSON}? No: memory.</think>\n{SAFE_JSON}", SAFE),
+    Case("reasoning tag", f"<reasoning>{ASAP_JSON}</reasoning>Answer: {SAFE_JSON}", SAFE),
+    Case("thinking tag in capitals", f"<THINKING>{ASAP_JSON}</Thinking>\n```json\n{SAFE_JSON}\n```", SAFE),
+    Case("closing tag without its opening", f"I try {ASAP_JSON}, it overflows.</think>{SAFE_JSON}", SAFE),
+    Case(
+        "unclosed think after the answer",
+        f"{SAFE_JSON}\n<think>or maybe {ASAP_JSON} would be faster... let me check the memory of",
+        SAFE,
+    ),
+    Case("schedule only in the reasoning", f"<think>So: {SAFE_JSON}</think>That is my schedule.", SAFE),
+    Case("truncated reasoning holding the only schedule", f"<think>Plan {SAFE_JSON} then ", SAFE),
+    # --- several schedules (item 16): the one marked final, else ambiguous ---
+    Case(
+        "final answer label after a draft",
+        f"Draft: {ASAP_JSON}\nIt overflows.\nFinal answer: {SAFE_JSON}",
+        SAFE,
+    ),
+    Case(
+        "counter-example quoted after the final schedule",
+        f"Final schedule:\n```json\n{SAFE_JSON}\n```\nStarting everything at once, {ASAP_JSON}, overflows.",
+        SAFE,
+    ),
+    Case(
+        "markdown heading",
+        f"{ASAP_JSON} is too greedy.\n\n## Final schedule\n\n```json\n{SAFE_JSON}\n```",
+        SAFE,
+    ),
+    Case(
+        "bold final line",
+        f"Try {ASAP_JSON}.\n**Final answer**\n{SAFE_JSON}\nor {ASAP_JSON} if memory allows",
+        SAFE,
+    ),
+    Case("answer element", f"Candidates: {ASAP_JSON} and <answer>{SAFE_JSON}</answer> and {ASAP_JSON}", SAFE),
+    Case("final_schedule key", f'{{"draft": {ASAP_JSON}, "final_schedule": {SAFE_JSON}}}', SAFE),
+    Case("identical repeats are one schedule", f"{SAFE_JSON}\nTo repeat: {SAFE_JSON}", SAFE),
+    Case("a part quoted again", f'{SAFE_JSON}\nNote that decide waits: {{"decide": 8.0}}.', SAFE),
+    Case(
+        "two different schedules, none marked",
+        f"Option A: {ASAP_JSON}\nOption B: {SAFE_JSON}",
+        reason="gives 2 different schedules and marks none as final",
+    ),
+    Case(
+        "two different schedules, both marked",
+        f"Final answer: {ASAP_JSON}\nFinal answer (revised): {SAFE_JSON}",
+        reason="gives 2 different schedules and marks 2 as final",
+    ),
+    Case(
+        "a draft after the answer, none marked",
+        f"{SAFE_JSON}\nbut {ASAP_JSON} is faster",
+        reason="gives 2 different schedules",
+    ),
+    Case(
+        "schedule beside its dependencies, end times and resource use",
+        f'{{"dependencies": [["lookup_order", "decide"], ["fraud_score", "decide"]], "schedule": {SAFE_JSON},'
+        ' "end_times": {"lookup_order": 0.3, "decide": 8.6}, "finishTimes": {"decide": 8.6},'
+        ' "resources": {"cpu": 4, "memory_mb": 8192}, "notes": {"decide": "after the scan"}}',
+        SAFE,
+    ),
+    # --- extraction uncapped by position (item 17) ---
+    Case("after 100 citations", " ".join(f"[{i}]" for i in range(1, 101)) + f" So: {SAFE_JSON}", SAFE),
+    Case(
+        "after links and bracketed prose",
+        "See [the docs](https://example.com/a[1]) and [this (long) note] {and a stray brace\n" * 50
+        + SAFE_JSON,
+        SAFE,
+    ),
+    Case("after an apostrophe in brackets", f"[the model's note] and [it's fine]\n{SAFE_JSON}", SAFE),
+    Case("after an unclosed bracket of prose", f"Consider [the steps: lookup and\n\n{SAFE_JSON}", SAFE),
+    # --- numbers and truncation (item 18) ---
+    Case(
+        "explicit units",
+        '{"lookup_order": "0 s", "fraud_score": "0ms", "history_scan": "4800ms", "policy_search": "0 min",'
+        ' "decide": "0.00222222222222 h"}',
+        SAFE | {"decide": float(Decimal("0.00222222222222") * 3600)},
+    ),
+    Case(
+        "an ambiguous unit is refused",
+        '{"lookup_order": 0, "fraud_score": 0, "history_scan": "4.8m", "policy_search": 0, "decide": 8}',
+        reason="start '4.8m' is not a finite number",
+    ),
+    Case(
+        "truncated mid-number",
+        '{"lookup_order": 0, "fraud_score": 0, "history_scan": 4.8, "policy_search": 0, "decide": 1',
+        reason="cut off inside its JSON",
+    ),
+    Case(
+        "truncated mid-list",
+        '```json\n[{"id": "lookup_order", "start": 0}, {"id": "fraud_score", "start": 0},'
+        ' {"id": "history_scan", "start": 4.8}, {"id": "decide", "sta',
+        reason="cut off inside its JSON",
     ),
     Case("empty text", "", reason="empty response"),
     Case("whitespace only", "  \n\t ", reason="empty response"),
@@ -287,15 +392,68 @@ def test_parse_response_reports_repair() -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [(3, 3.0), ("4.5", 4.5), ("4.5s", 4.5), (" 2 sec ", 2.0), ("1e1", 10.0), ("soon", None), (True, None)],
+    [
+        (3, 3.0),
+        ("4.5", 4.5),
+        ("4.5s", 4.5),
+        (" 2 sec ", 2.0),
+        ("1e1", 10.0),
+        ("soon", None),
+        (True, None),
+        ("4800ms", 4.8),
+        ("9 ms", 0.009),  # exactly the float 0.009, not 9 * 0.001 = 0.009000000000000001
+        ("2.2 h", 7920.0),  # not 2.2 * 3600 = 7920.000000000001
+        ("4800 milliseconds", 4.8),
+        ("2 min", 120.0),
+        ("1.5 s", 1.5),
+        ("1 h", 3600.0),
+        ("0.1 hours", 360.0),
+        ("250 us", 0.00025),
+        ("250µs", 0.00025),
+        ("4.8m", None),  # minutes or milli: refused
+        ("5 GB", None),
+        ("1e400", None),
+        (10**400, None),
+        ("-1 s", -1.0),  # read; replay reports it as a negative start
+    ],
 )
 def test_number(raw: object, expected: float | None) -> None:
     assert number(raw) == expected
 
 
-def test_find_json_prefers_fenced_then_last() -> None:
-    text = 'draft {"a": 1}\n```json\n{"a": 2}\n```\nafter {"a": 3}'
-    assert [d.value for d in find_json(text)] == [{"a": 2}, {"a": 3}, {"a": 1}]
+def test_a_truncated_answer_is_reported_as_truncation_only() -> None:
+    # cut after "decide": 1 (of 10.5?): in literal replay that would break fraud_score -> decide
+    text = '{"lookup_order": 0, "fraud_score": 0, "history_scan": 4.8, "policy_search": 0, "decide": 1'
+    row = score_record({"workflow": "refund", "response": text}, SUITE)
+    assert not row.valid and row.reason_kinds == ["truncated"] and row.dependency_violations is None
+    assert row.requested == SAFE | {"decide": 1.0} and row.makespan is None
+
+
+def test_psplib_pairs_with_numeric_step_ids() -> None:
+    suite = load(J30 / "j301_1.sm")
+    workflow = suite.workflows[0]
+    reference = solve_reference(workflow, suite.machines[0])
+    pairs = [[int(step), start] for step, start in reference.items()]
+    row = score_record({"workflow": workflow.id, "response": f"Schedule: {json.dumps(pairs)}"}, suite)
+    assert row.valid and row.requested == reference and row.safe
+    assert isinstance(parse_starts([[2, 0], [3, 2.5]], workflow.index.keys()), Parsed)
+    # a number that is no step of the workflow is not read as one
+    assert parse_starts([[99, 0], [100, 1]], workflow.index.keys()) is None
+
+
+def test_a_schedule_read_from_the_reasoning_says_so() -> None:
+    row = score_record({"workflow": "refund", "response": f"<think>{SAFE_JSON}</think>Done."}, SUITE)
+    assert row.valid and row.from_reasoning
+    row = score_record({"workflow": "refund", "response": f"<think>{ASAP_JSON}</think>{SAFE_JSON}"}, SUITE)
+    assert row.valid and not row.from_reasoning and row.requested == SAFE
+
+
+def test_find_json_returns_spans_in_text_order() -> None:
+    text = 'draft {"a": 1}\n```json\n{"a": 2}\n```\nafter {"a": 3} and [1] [x] {"b": [1, 2'
+    found = find_json(text)
+    assert [d.value for d in found] == [{"a": 1}, {"a": 2}, {"a": 3}, {"b": [1, 2]}]
+    assert [d.truncated for d in found] == [False, False, False, True]
+    assert text[found[1].start : found[1].end] == '{"a": 2}'
 
 
 JSON = st.recursive(

@@ -107,6 +107,74 @@ def test_structure_from_response() -> None:
     assert isinstance(structure_from_response("", ()), Violation)
 
 
+def test_an_invented_isolated_step_is_hallucinated_not_another_order() -> None:
+    edges = [(L, D), (F, D), (H, D), (P, D)]
+    score = plan_score(REFUND, structure(edges, ("notify_customer",)))
+    assert score.hallucinated == ["notify_customer"] and score.order_match and not score.exact_match
+    # an invented step with an edge does change the order the prediction implies
+    linked = plan_score(REFUND, structure([*edges, (D, "notify_customer")]))
+    assert not linked.order_match and linked.hallucinated == ["notify_customer"]
+
+
+DEFAULT = load("bundled:default")
+UNORDERED = next(w for w in DEFAULT.workflows if not w.edges)
+
+
+def test_a_quarter_of_the_bundled_workflows_have_no_dependency() -> None:
+    assert sum(not w.edges for w in DEFAULT.workflows) >= len(DEFAULT.workflows) // 4
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"edges": []},
+        {"dependencies": {}},
+        {"dependency_structure": {}},
+        {"predecessors": {}},
+        {"response": '{"edges": []}'},
+        {"response": 'No step waits for another:\n```json\n{"dependencies": {}}\n```'},
+        {"response": '{"dependency_structure": {}}'},
+        {"response": '{"answer": {"dependency_structure": {}}}'},
+    ],
+)
+def test_the_empty_structure_is_a_valid_prediction(record: dict[str, object]) -> None:
+    row = score_prediction({"workflow": UNORDERED.id, "source": "m", **record}, DEFAULT)
+    assert row.valid, row.reasons
+    assert row.exact_match and row.order_match and row.edge_f1 == 1.0 and row.predicted_edges == []
+    wrong = score_prediction({"workflow": "refund", **record}, SUITE)
+    assert wrong.valid and wrong.edge_recall == 0.0 and not wrong.exact_match
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {D: [{"id": L}, {"step": F}, {"name": H}, P]},
+        {"dependencies": {D: {"depends_on": [{"id": L}, {"id": F}, {"task": H}, {"id": P}]}}},
+        [{"id": D, "depends_on": [{"id": L}, {"id": F}, {"id": H}, {"id": P}]}],
+        {D: {"parents": [L, F, H, P]}},
+    ],
+)
+def test_predecessors_given_as_objects_are_read(value: object) -> None:
+    found = parse_structure(value, REFUND.index.keys())
+    assert found is not None and not found.problems
+    assert found.edges == {(L, D), (F, D), (H, D), (P, D)}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"dependencies": {D: [{"id": L}, {"why": "it needs the fraud score"}]}},
+        {"dependencies": {D: [L, 4.5]}},
+        {"dependencies": [{"id": D, "depends_on": [{"why": "?"}]}]},
+        {"response": '{"dependency_structure": {"decide": [{"label": "lookup"}], "fraud_score": []}}'},
+    ],
+)
+def test_predecessors_that_cannot_be_read_are_rejected_never_dropped(record: dict[str, object]) -> None:
+    row = score_prediction({"workflow": "refund", **record}, SUITE)
+    assert not row.valid and row.reason_kinds == ["parse"]
+    assert "step 'decide': predecessors" in row.reasons[0], row.reasons
+
+
 def test_score_prediction_records() -> None:
     row = score_prediction({"workflow": "refund", "source": "m", "edges": [[L, D], [D, L]]}, SUITE, line=3)
     assert row.valid and row.cyclic and row.line == 3 and row.reduction_f1 is None

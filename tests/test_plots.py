@@ -118,6 +118,8 @@ def test_plot_command_asap_next_to_optimal(tmp_path: Path) -> None:
     text = out.read_text()
     assert 'id="overflow-avoidable-memory_mb' in text
     assert "optimal (safe)" in text and "gap +0.0%" in text  # the optimum's own gap
+    # asap overflows memory to finish in 5.4 s: unsafe, and no (negative) gap to the 8.6 s optimum
+    assert "asap (unsafe)" in text and "gap -" not in text and "gap unsafe" in text
 
 
 def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None:

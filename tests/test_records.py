@@ -14,6 +14,7 @@ from peakopt.instances.records import (
     append_jsonl,
     read_records,
     read_references,
+    reference_lines,
     reference_record,
     response_record,
     schedule_record,
@@ -55,6 +56,8 @@ def test_reference_round_trip(tmp_path: Path) -> None:
         "exact",
         "tick",
         "message",
+        "workflow_hash",
+        "machine_hash",
     }
     assert read_references(path)[0] == RESULT
     assert read_references(path)[1].status == "feasible"
@@ -70,6 +73,20 @@ def test_bad_reference_line_names_the_line(tmp_path: Path) -> None:
         read_references(path)
     with pytest.raises(InputError, match="no such file"):
         read_references(tmp_path / "missing.jsonl")
+
+
+def test_reference_lines_carry_their_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "refs.jsonl"
+    path.write_text(
+        "\n" + json.dumps(reference_record(RESULT)) + "\n\n" + json.dumps(reference_record(RESULT))
+    )
+    assert [n for n, _ in reference_lines(path)] == [2, 4]
+
+
+def test_an_old_reference_without_hashes_is_read() -> None:
+    old = {k: v for k, v in reference_record(RESULT).items() if not k.endswith("_hash")}
+    result = SolveResult.model_validate(old)
+    assert result.workflow_hash is None and result.machine_hash is None
 
 
 def test_records_keep_bad_lines(tmp_path: Path) -> None:

@@ -206,3 +206,40 @@ def test_a_store_path_that_is_not_a_store_is_never_read_as_json_lines(
     code, _, err = run("report", str(path))
     assert code == 1 and err.startswith(f"Error: {path}: is not a peakopt results store") and says in err
     assert len(err.splitlines()) == 1
+
+
+def test_report_refuses_a_plan_score_file(tmp_path: Path) -> None:
+    plans, rows = tmp_path / "plans.jsonl", tmp_path / "plan-scores.jsonl"
+    plans.write_text(json.dumps({"workflow": "refund", "source": "m", "edges": [["lookup_order", "decide"]]}))
+    assert run("plan-score", "--truth", "bundled:refund", "-p", str(plans), "-o", str(rows))[0] == 0
+    code, out, err = run("report", str(rows))
+    assert code == 1 and out == ""
+    assert err.strip() == (
+        f"Error: {rows}: line 1: is a planning score (peakopt plan-score -o), "
+        "not a scheduling score (peakopt score -o)"
+    )
+    # plan-score --scores refuses it the same way, instead of pairing nothing
+    code, _, err = run("plan-score", "--truth", "bundled:refund", "-p", str(plans), "--scores", str(rows))
+    assert code == 1 and "is a planning score" in err
+
+
+def test_the_html_report_never_shows_an_unsafe_gap(tmp_path: Path) -> None:
+    # asap on the refund worker overflows memory to finish in 5.4 s, 37% under the 8.6 s optimum
+    refs, schedules, scores = tmp_path / "refs.jsonl", tmp_path / "schedules.jsonl", tmp_path / "scores.jsonl"
+    html = tmp_path / "report.html"
+    assert run("solve", "bundled:refund", "--machine", "worker", "-o", str(refs))[0] == 0
+    assert (
+        run("schedule", "bundled:refund", "--machine", "worker", "-m", "asap,serial", "-o", str(schedules))[0]
+        == 0
+    )
+    assert run("score", "bundled:refund", "-s", str(schedules), "-r", str(refs), "-o", str(scores))[0] == 0
+    rows = [json.loads(line) for line in scores.read_text().splitlines()]
+    assert [(r["source"], r["safe"], r["gap"] is None) for r in rows] == [
+        ("asap", False, True),
+        ("serial", True, False),
+    ]
+    code, _, err = run(
+        "report", str(scores), "--suite", "bundled:refund", "--reference", str(refs), "-o", str(html)
+    )
+    assert code == 0, err
+    assert "-37" not in html.read_text() and "-37" not in err
