@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -83,9 +84,9 @@ class Task(BaseModel):
             seen.add(pred)
         return self
 
-    @property
+    @cached_property
     def segments(self) -> tuple[Segment, ...]:
-        """The profile as segments (a constant task is one segment)."""
+        """The profile as segments (a constant task is one segment); built once, read in hot loops."""
         if self.profile is not None:
             return self.profile
         return (Segment(duration=self.duration or 0.0, demand=self.demand or {}),)

@@ -55,7 +55,8 @@ def colour_key(task: Task, machine: Machine, by: str) -> str:
 
 def _title(drawn: Drawn) -> str:
     s = drawn.score
-    parts = [f"makespan {s.makespan:.2f} s", f"cva {s.cva:.3f}", f"strict MRU {s.strict_mru:.3f}"]
+    mru = "-" if s.strict_mru is None else f"{s.strict_mru:.3f}"  # undefined at makespan 0
+    parts = [f"makespan {s.makespan:.2f} s", f"cva {s.cva:.3f}", f"strict MRU {mru}"]
     if drawn.gap is not None:
         parts.append(f"gap {drawn.gap:+.1%}")
     state = "safe" if s.safe else ("unsafe" if s.valid else "invalid")
