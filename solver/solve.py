@@ -5,18 +5,21 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
-from peakopt.oracle import TOLERANCE, cva_floor, evaluate
-from peakopt.solver.bounds import lower_bound, real_lower_bound
-from peakopt.solver.conflicts import greedy_cliques, structure, topological_order
-from peakopt.solver.cpsat import Options
-from peakopt.solver.feasibility import end, serial, to_seconds, to_ticks
+from peakopt.oracle import Score, cva_floor, evaluate, same_time
+from peakopt.oracle.exact import fraction
+from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
+from peakopt.solver.conflicts import Node, greedy_cliques, structure, topological_order
+from peakopt.solver.cpsat import Options, Progress
+from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import solve_milp
-from peakopt.solver.scaling import Problem, scale
-from peakopt.solver.search import Limits, Outcome, search
+from peakopt.solver.scaling import Problem, as_instance, scale
+from peakopt.solver.search import MIN_PHASE, Limits, Outcome, search
 
 Backend = Literal["cpsat", "milp"]
 BACKENDS: tuple[Backend, ...] = ("cpsat", "milp")
@@ -47,6 +50,10 @@ def _start(
     """The starting schedule in ticks: the hint or the heuristic, else serial (always feasible)."""
     schedule = hint if hint is not None else initial_schedule(workflow, machine, seed)
     ticks = to_ticks(problem, schedule)
+    if ticks is None and not problem.exact:
+        # real starts seldom fit rounded-up durations; the heuristics on the integers do
+        flow, box = as_instance(problem)
+        ticks = to_ticks(problem, initial_schedule(flow, box, seed), Fraction(1))
     return ticks if ticks is not None else serial(problem, topological_order(problem))
 
 
@@ -108,30 +115,23 @@ def solve(
     began = time.perf_counter()
     problem = scale(workflow, machine)
     cliques = greedy_cliques(problem)
-    lower = lower_bound(problem, cliques)
     initial = _start(problem, workflow, machine, hint, seed)
     limits = Limits(time_limit, workers, seed, gap_limit)
     ticks = None
     if progress is not None:
         report = progress
+        # a rounded problem's bounds are not bounds of the real one: show the real data's
+        real = None if problem.exact else float_below(real_lower_bound(workflow, machine))
 
         def ticks(incumbent: int | None, bound: int) -> None:
-            report(None if incumbent is None else problem.seconds(incumbent), problem.seconds(bound))
+            shown = problem.seconds(bound) if real is None else real
+            report(None if incumbent is None else problem.seconds(incumbent), shown)
 
-    if backend == "milp":
-        outcome = solve_milp(problem, initial=initial, lower=lower, limits=limits)
-    elif end(problem, initial) <= lower:
-        outcome = Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
-    else:
-        outcome = search(
-            problem,
-            initial=initial,
-            lower=lower,
-            found=structure(problem, cliques),
-            limits=limits,
-            options=options or Options(),
-            progress=ticks,
-        )
+    outcome = _search(problem, initial, cliques, limits, backend, options or Options(), ticks)
+    lower = None
+    if not problem.exact:
+        left = replace(limits, time_limit=time_limit - (time.perf_counter() - began))
+        lower = _real_bound(workflow, machine, outcome, left, backend, options or Options())
     params = {
         "time_limit": time_limit,
         "workers": workers,
@@ -139,7 +139,70 @@ def solve(
         "gap_limit": gap_limit,
         "phases": outcome.phases,
     }
-    return _result(workflow, machine, problem, outcome, backend, params, time.perf_counter() - began)
+    return _result(workflow, machine, problem, outcome, lower, backend, params, time.perf_counter() - began)
+
+
+def _search(
+    problem: Problem,
+    initial: list[int],
+    cliques: list[list[Node]],
+    limits: Limits,
+    backend: str,
+    options: Options,
+    progress: Progress | None = None,
+) -> Outcome:
+    """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
+    lower = lower_bound(problem, cliques)
+    if backend == "milp":
+        return solve_milp(problem, initial=initial, lower=lower, limits=limits)
+    if end(problem, initial) <= lower:
+        return Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
+    found = structure(problem, cliques)
+    return search(
+        problem, initial=initial, lower=lower, found=found, limits=limits, options=options, progress=progress
+    )
+
+
+def _real_bound(
+    workflow: Workflow, machine: Machine, outcome: Outcome, limits: Limits, backend: str, options: Options
+) -> Fraction:
+    """A lower bound in seconds on the optimum of rounded data, exactly.
+
+    The best of the real data's critical path and energy and of the proven
+    bound of the relaxation (:func:`~peakopt.solver.scaling.scale` with
+    ``relaxed``), searched from the rounded problem's schedule (which it
+    admits: its lengths and demands are no larger) for the time left.
+    """
+    relaxed = scale(workflow, machine, relaxed=True)
+    cliques = greedy_cliques(relaxed)
+    best = max(real_lower_bound(workflow, machine), lower_bound(relaxed, cliques) * relaxed.tick)
+    if limits.time_limit < MIN_PHASE or backend != "cpsat":
+        return best
+    initial = (
+        outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, topological_order(relaxed))
+    )
+    found = _search(relaxed, initial, cliques, limits, backend, options)
+    return max(best, found.bound * relaxed.tick)
+
+
+def _real(
+    workflow: Workflow, machine: Machine, problem: Problem, ticks: list[int]
+) -> tuple[dict[str, float], Score]:
+    """The schedule in seconds and the oracle's score of it, in real time and units.
+
+    When durations were rounded up, the schedule compressed in real time
+    (:func:`~peakopt.solver.feasibility.left_justified`) replaces it if the
+    oracle finds it safe and shorter.
+    """
+    starts = to_seconds(problem, ticks)
+    score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
+    if problem.time_exact:
+        return starts, score
+    shifted = left_justified(workflow, problem, ticks)
+    other = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=shifted))
+    if other.valid and other.safe and other.makespan < score.makespan:
+        return shifted, other
+    return starts, score
 
 
 def _result(
@@ -147,23 +210,35 @@ def _result(
     machine: Machine,
     problem: Problem,
     outcome: Outcome,
+    real_bound: Fraction | None,
     backend: str,
     params: dict[str, object],
     seconds: float,
 ) -> SolveResult:
-    """The outcome in seconds, judged by the oracle before it is returned."""
-    starts = to_seconds(problem, outcome.starts)
-    score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
+    """The outcome as the oracle judges its real starts: the figures are those, in real units.
+
+    On exactly scaled data the integer problem is the real one, so its bound
+    and its proof hold; on rounded data the bound comes from the real data,
+    and the result is optimal only when the real makespan meets it.
+    """
+    starts, score = _real(workflow, machine, problem, outcome.starts)
     makespan = score.makespan
     if problem.exact:
-        # the exact decimal value, rather than a sum of float starts and durations
-        makespan, bound = problem.seconds(outcome.makespan), problem.seconds(outcome.bound)
+        lower = outcome.bound * problem.tick
+        proven = outcome.makespan <= outcome.bound
+        agrees = same_time(makespan, problem.seconds(outcome.makespan))
     else:
-        bound = min(makespan, real_lower_bound(workflow, machine))
-    proven = makespan <= bound + TOLERANCE * max(1.0, bound)
+        lower = real_bound if real_bound is not None else real_lower_bound(workflow, machine)
+        ends = (fraction(starts[t]) + d for t, d in zip(problem.ids, real_lengths(workflow), strict=True))
+        proven = max(ends, default=Fraction(0)) <= lower
+        agrees = makespan <= problem.seconds(outcome.makespan)  # rounding up only lengthens
+    # a proven optimum is reported as the makespan's float; any other bound rounded down
+    bound = makespan if proven else min(float_below(lower), makespan)
     status: Literal["optimal", "feasible", "error"] = "optimal" if proven else "feasible"
     message = problem.note or None
-    if not (score.valid and score.safe and abs(score.makespan - makespan) <= TOLERANCE * max(1.0, makespan)):
+    if message and not proven:
+        message += "; the real optimum lies between lower_bound and makespan"
+    if not (score.valid and score.safe and agrees):
         status, message = (
             "error",
             "internal error: the oracle rejects the schedule: "
