@@ -131,12 +131,17 @@ class BatchScorer:
         self.overloaded = np.array([any(t.id in f for f in floors) for t in workflow.tasks], dtype=float)
         self.columns = np.array(columns + columns, dtype=np.intp)
         self.offsets = np.array(begins + ends, dtype=float)
-        # per segment, its demand changes and its own overload side by side: one cumulative sum for both
+        # per segment, its demand changes and, for the resources some step exceeds on its own, its
+        # own overload, side by side: one cumulative sum for both
+        self.overflowing = np.array([m for m, u in enumerate(units) if any(u.own)], dtype=np.intp)
         rise = np.array(
-            [[u.deltas[k] for u in units] + [u.own[k] for u in units] for k in range(len(segments))],
+            [
+                [u.deltas[k] for u in units] + [units[m].own[k] for m in self.overflowing]
+                for k in range(len(segments))
+            ],
             dtype=float,
-        ).reshape(len(segments), 2 * len(units))
-        self.deltas = np.concatenate([rise, -rise])
+        ).reshape(len(segments), len(units) + len(self.overflowing))
+        self.deltas = np.concatenate([rise, -rise]).T.copy()  # channels × events
         index = workflow.index
         self.preds = np.array([index[p] for p, _ in workflow.edges], dtype=np.intp)
         self.succs = np.array([index[s] for _, s in workflow.edges], dtype=np.intp)
@@ -170,21 +175,25 @@ class BatchScorer:
         times = starts[:, self.columns] + self.offsets
         order = np.argsort(times, axis=1)
         times = np.take_along_axis(times, order, axis=1)
-        deltas = self.deltas[order]
+        # channels first, events last: numpy reduces and accumulates fastest along the last axis
+        deltas = self.deltas[:, order]
         if present is not None:  # a missing task's events change nothing
-            deltas *= np.take_along_axis(present[:, self.columns], order, axis=1)[:, :, None]
-        sums = np.cumsum(deltas, axis=1)[:, :-1, :]
-        loads, alone = sums[:, :, :resources], sums[:, :, resources:]
+            deltas *= np.take_along_axis(present[:, self.columns], order, axis=1)
+        sums = np.cumsum(deltas[:, :, :-1], axis=2)  # (the last event ends the last piece) contiguous
+        loads = sums[:resources]
+        capacity = self.capacity[:, None, None]
+        extra = loads - capacity
+        if len(self.overflowing):  # what the steps force on their own is no avoidable overload
+            extra[self.overflowing] -= sums[resources:]
         widths = np.diff(times, axis=1)
-        noise = (widths <= TOLERANCE * scale[:, None])[:, :, None]
-        extra = loads - self.capacity - alone
-        hot = ~noise & (extra > self.slack)
-        avoidable = (np.where(hot, extra, 0.0) * widths[:, :, None]).sum(axis=1) / self.capacity
+        noise = widths <= TOLERANCE * scale[:, None]
+        hot = ~noise & (extra > self.slack[:, None, None])
+        avoidable = np.einsum("cre,re->cr", np.where(hot, extra, 0.0), widths) / self.capacity[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):  # a span of 0: MRU undefined (NaN)
             share = widths / span[:, None]
-            used = (np.minimum(loads, self.capacity) * share[:, :, None]).sum(axis=1) / self.capacity
-        peak = np.where(noise, 0.0, loads).max(axis=1, initial=0.0)
-        return avoidable, hot.any(axis=1), used, peak
+            used = np.einsum("cre,re->cr", np.minimum(loads, capacity), share) / self.capacity[:, None]
+        peak = np.where(noise, 0.0, loads).max(axis=2, initial=0.0)
+        return avoidable.T, hot.any(axis=2).T, used.T, peak.T
 
     def _chunk(self, starts: Floats) -> dict[str, Any]:
         missing = np.isnan(starts)
