@@ -19,6 +19,7 @@ from matplotlib.patches import Patch
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
+from peakopt.oracle.exact import before
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"
@@ -93,7 +94,7 @@ def _gantt(
         if pred not in starts or succ not in starts:
             continue
         end = starts[pred] + workflow.task(pred).length
-        broken = starts[succ] < end - 1e-9 * max(1.0, end)
+        broken = before(starts[succ], end)  # the oracle's rule: not just float noise
         if dependencies or broken:
             ax.annotate(
                 "",
