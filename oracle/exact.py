@@ -20,6 +20,7 @@ overload counts in a schedule of 10**7 s (10**-9 of it), a 1 µs sliver does not
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from fractions import Fraction
 
@@ -60,10 +61,16 @@ def on_grid(values: Iterable[float]) -> tuple[int, list[int]]:
 
 
 def to_float(numerator: int, exponent: int = 0, denominator: int = 1) -> float:
-    """``numerator · 10**exponent / denominator`` rounded once, to the nearest float."""
-    if exponent >= 0:
-        return float(Fraction(numerator * 10**exponent, denominator))
-    return float(Fraction(numerator, denominator * 10**-exponent))
+    """``numerator · 10**exponent / denominator`` rounded once, to the nearest float (±inf past the range)."""
+    value = (
+        Fraction(numerator * 10**exponent, denominator)
+        if exponent >= 0
+        else Fraction(numerator, denominator * 10**-exponent)
+    )
+    try:
+        return float(value)
+    except OverflowError:  # a ratio of 1e300 to 1e-300: no float holds it
+        return math.inf if value > 0 else -math.inf
 
 
 def close(a: int, b: int, scale: int) -> bool:

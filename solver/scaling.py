@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from peakopt.models import Machine, Segment, Task, Workflow
-from peakopt.oracle.exact import fraction, on_grid
+from peakopt.oracle.exact import TOLERANCE_DIGITS, fraction, on_grid
 
 #: Largest horizon (sum of durations, in ticks) an exact scaling may produce.
 MAX_HORIZON = 10**12
@@ -102,8 +102,11 @@ class Problem:
         return sum(self.length)
 
     def seconds(self, ticks: int) -> float:
-        """Ticks as seconds (the nearest float to the exact product)."""
-        return float(ticks * self.tick)
+        """Ticks as seconds (the nearest float to the exact product; inf past the float range)."""
+        try:
+            return float(ticks * self.tick)
+        except OverflowError:
+            return math.inf
 
 
 def exact_scale(values: Sequence[float], limit: int) -> tuple[Fraction, list[int]] | None:
@@ -150,12 +153,20 @@ def _scale_resource(workflow: Workflow, capacity: float, resource: str, horizon:
     Otherwise in millionths of the capacity, demands rounded up (or, for a
     relaxation, down).
     """
-    rows = [[min(s.demand.get(resource, 0.0), capacity) for s in t.segments] for t in workflow.tasks]
+    # the oracle takes a load within TOLERANCE of the capacity above it as at capacity, and only a
+    # demand past that as over capacity (clamped); so does the model, which matters only on grids
+    # finer than the tolerance (float noise in the demands)
+    limit = fraction(capacity) * (1 + Fraction(1, 10**TOLERANCE_DIGITS))
+    rows = [
+        [d if fraction(d) <= limit else capacity for d in (s.demand.get(resource, 0.0) for s in t.segments)]
+        for t in workflow.tasks
+    ]
     found = exact_scale([capacity, *(d for row in rows for d in row)], MAX_ENERGY)
     if found is not None and found[1][0] * max(horizon, 1) <= MAX_ENERGY:
         unit, (cap, *rest) = found
         flat = iter(rest)
-        return _Scaled(cap, unit, [[next(flat) for _ in row] for row in rows], True)
+        room = cap + cap // 10**TOLERANCE_DIGITS
+        return _Scaled(room, unit, [[next(flat) for _ in row] for row in rows], True)
     # the capacity itself is exactly ROUNDED_STEPS units: never exceeded when demands round up
     unit = fraction(capacity) / ROUNDED_STEPS
     rounding = math.ceil if up else math.floor

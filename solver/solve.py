@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal
 
@@ -48,6 +49,9 @@ def _start(
     problem: Problem, workflow: Workflow, machine: Machine, hint: Schedule | None, seed: int
 ) -> list[int]:
     """The starting schedule in ticks: the hint or the heuristic, else serial (always feasible)."""
+    if sum(real_lengths(workflow)) > sys.float_info.max:
+        # the heuristics add seconds in floats, which cannot hold this workflow's total
+        return serial(problem, topological_order(problem))
     schedule = hint if hint is not None else initial_schedule(workflow, machine, seed)
     ticks = to_ticks(problem, schedule)
     if ticks is None and not problem.exact:
@@ -128,10 +132,10 @@ def solve(
             report(None if incumbent is None else problem.seconds(incumbent), shown)
 
     outcome = _search(problem, initial, cliques, limits, backend, options or Options(), ticks)
-    lower = None
+    relaxed = None
     if not problem.exact:
         left = replace(limits, time_limit=time_limit - (time.perf_counter() - began))
-        lower = _real_bound(workflow, machine, outcome, left, backend, options or Options())
+        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or Options())
     params = {
         "time_limit": time_limit,
         "workers": workers,
@@ -139,7 +143,7 @@ def solve(
         "gap_limit": gap_limit,
         "phases": outcome.phases,
     }
-    return _result(workflow, machine, problem, outcome, lower, backend, params, time.perf_counter() - began)
+    return _result(workflow, machine, problem, outcome, relaxed, backend, params, time.perf_counter() - began)
 
 
 def _search(
@@ -163,46 +167,62 @@ def _search(
     )
 
 
-def _real_bound(
+@dataclass(frozen=True)
+class _Relaxation:
+    """What the relaxation of rounded data gives: a real lower bound, and its best schedule in ticks."""
+
+    bound: Fraction
+    problem: Problem
+    starts: list[int]
+
+
+def _relaxation(
     workflow: Workflow, machine: Machine, outcome: Outcome, limits: Limits, backend: str, options: Options
-) -> Fraction:
-    """A lower bound in seconds on the optimum of rounded data, exactly.
+) -> _Relaxation:
+    """A lower bound in seconds on the optimum of rounded data, exactly, and the relaxation's schedule.
 
     The best of the real data's critical path and energy and of the proven
     bound of the relaxation (:func:`~peakopt.solver.scaling.scale` with
     ``relaxed``), searched from the rounded problem's schedule (which it
-    admits: its lengths and demands are no larger) for the time left.
+    admits: its lengths and demands are no larger) for the time left. Its
+    schedule, compressed in real time, may be safe too (the oracle decides):
+    rounding demands up can forbid a pair that the oracle lets share a capacity.
     """
     relaxed = scale(workflow, machine, relaxed=True)
     cliques = greedy_cliques(relaxed)
     best = max(real_lower_bound(workflow, machine), lower_bound(relaxed, cliques) * relaxed.tick)
-    if limits.time_limit < MIN_PHASE or backend != "cpsat":
-        return best
     initial = (
         outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, topological_order(relaxed))
     )
+    if limits.time_limit < MIN_PHASE or backend != "cpsat":
+        return _Relaxation(best, relaxed, initial)
     found = _search(relaxed, initial, cliques, limits, backend, options)
-    return max(best, found.bound * relaxed.tick)
+    return _Relaxation(max(best, found.bound * relaxed.tick), relaxed, found.starts)
 
 
 def _real(
-    workflow: Workflow, machine: Machine, problem: Problem, ticks: list[int]
+    workflow: Workflow, machine: Machine, problem: Problem, ticks: list[int], relaxed: _Relaxation | None
 ) -> tuple[dict[str, float], Score]:
     """The schedule in seconds and the oracle's score of it, in real time and units.
 
-    When durations were rounded up, the schedule compressed in real time
-    (:func:`~peakopt.solver.feasibility.left_justified`) replaces it if the
-    oracle finds it safe and shorter.
+    On rounded data the schedule compressed in real time
+    (:func:`~peakopt.solver.feasibility.left_justified`), and so compressed the
+    relaxation's, replace it when the oracle finds them safe and shorter.
     """
-    starts = to_seconds(problem, ticks)
-    score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
-    if problem.time_exact:
-        return starts, score
-    shifted = left_justified(workflow, problem, ticks)
-    other = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=shifted))
-    if other.valid and other.safe and other.makespan < score.makespan:
-        return shifted, other
-    return starts, score
+    schedules = [to_seconds(problem, ticks)]
+    if not problem.time_exact:
+        schedules.append(left_justified(workflow, problem, ticks))
+    if relaxed is not None:
+        schedules.append(left_justified(workflow, relaxed.problem, relaxed.starts))
+    best = None
+    for starts in schedules:
+        score = evaluate(
+            workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
+        )
+        if best is None or (score.valid and score.safe and score.makespan < best[1].makespan):
+            best = (starts, score)
+    assert best is not None
+    return best
 
 
 def _result(
@@ -210,7 +230,7 @@ def _result(
     machine: Machine,
     problem: Problem,
     outcome: Outcome,
-    real_bound: Fraction | None,
+    relaxed: _Relaxation | None,
     backend: str,
     params: dict[str, object],
     seconds: float,
@@ -221,14 +241,26 @@ def _result(
     and its proof hold; on rounded data the bound comes from the real data,
     and the result is optimal only when the real makespan meets it.
     """
-    starts, score = _real(workflow, machine, problem, outcome.starts)
+    if not math.isfinite(problem.seconds(outcome.makespan)):
+        return SolveResult(
+            workflow=workflow.id,
+            machine=machine.name,
+            status="error",
+            solver=backend,
+            params=params,
+            seconds=seconds,
+            exact=problem.exact,
+            tick=float(problem.tick),
+            message="the best schedule found ends past the largest float (1.8e308 s): no start is writable",
+        )
+    starts, score = _real(workflow, machine, problem, outcome.starts, relaxed)
     makespan = score.makespan
     if problem.exact:
         lower = outcome.bound * problem.tick
         proven = outcome.makespan <= outcome.bound
         agrees = same_time(makespan, problem.seconds(outcome.makespan))
     else:
-        lower = real_bound if real_bound is not None else real_lower_bound(workflow, machine)
+        lower = relaxed.bound if relaxed is not None else real_lower_bound(workflow, machine)
         ends = (fraction(starts[t]) + d for t, d in zip(problem.ids, real_lengths(workflow), strict=True))
         proven = max(ends, default=Fraction(0)) <= lower
         agrees = makespan <= problem.seconds(outcome.makespan)  # rounding up only lengthens
@@ -238,6 +270,10 @@ def _result(
     message = problem.note or None
     if message and not proven:
         message += "; the real optimum lies between lower_bound and makespan"
+    floor = cva_floor(workflow, machine)
+    if not math.isfinite(floor):  # e.g. a demand of 1e300 on a capacity of 1e-300
+        floor = sys.float_info.max
+        message = "; ".join(filter(None, [message, "cva floor past the largest float, reported as it"]))
     if not (score.valid and score.safe and agrees):
         status, message = (
             "error",
@@ -251,7 +287,7 @@ def _result(
         makespan=makespan,
         lower_bound=bound,
         starts=starts,
-        cva_floor=cva_floor(workflow, machine),
+        cva_floor=floor,
         solver=backend,
         params=params,
         seconds=seconds,

@@ -189,3 +189,11 @@ def test_mru_with_a_negative_start_spans_from_that_start() -> None:
     assert not score.valid and score.makespan == 1.0
     assert score.mru == 1.0  # busy over its whole span [-1, 1), not 2 s of use in a 1 s makespan
     assert score.safe_mru == 0.0
+
+
+def test_a_ratio_past_the_float_range_is_infinite_not_a_crash() -> None:
+    workflow = Workflow(id="w", tasks=[Task(id="a", duration=1, demand={"cpu": 1e300})])
+    score = evaluate(
+        workflow, Machine(name="m", capacity={"cpu": 1e-300}), Schedule(workflow="w", starts={"a": 0})
+    )
+    assert score.safe and score.resources["cpu"].peak_ratio == float("inf") and score.cva == float("inf")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import pytest
@@ -282,3 +283,99 @@ def test_the_bound_never_passes_a_known_optimum(instance: tuple[Workflow, Machin
     # (a proven optimum is reported as the nearest float, which may print a hair either side)
     assert Fraction(repr(result.lower_bound)) <= optimum or same_time(result.lower_bound, float(optimum))
     assert optimum <= Fraction(repr(result.makespan)) or same_time(result.makespan, float(optimum))
+
+
+def test_a_load_within_the_tolerance_of_the_capacity_is_allowed_as_the_oracle_allows_it() -> None:
+    # 0.4 + 0.30000000000000004 is 1e-16 over 0.7: the oracle calls that at capacity, so must the model
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="a", duration=1, demand={"cpu": 0.4}),
+            Task(id="b", duration=1, demand={"cpu": 0.1 + 0.2}),
+        ],
+    )
+    machine = Machine(name="m", capacity={"cpu": 0.7})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.exact and result.status == "optimal" and result.makespan == 1.0
+
+
+@st.composite
+def noisy_instances(draw: st.DrawFn) -> tuple[Workflow, Machine]:
+    """2–3 steps of 1–3 s whose demands and capacity are float sums of tenths (0.1 + 0.2...)."""
+
+    def tenths() -> float:
+        return sum([0.1] * draw(st.integers(1, 9)), 0.0)
+
+    count = draw(st.integers(2, 3))
+    tasks = [
+        Task(
+            id=f"t{i}",
+            duration=draw(st.integers(1, 3)),
+            demand={"cpu": tenths()},
+            depends_on=[f"t{j}" for j in range(i) if draw(st.integers(0, 3)) == 0],
+        )
+        for i in range(count)
+    ]
+    return Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"cpu": tenths()})
+
+
+@settings(max_examples=25, deadline=None)
+@given(noisy_instances())
+def test_the_optimum_is_the_best_schedule_the_oracle_calls_safe(instance: tuple[Workflow, Machine]) -> None:
+    # brute force over whole-second starts (enough for whole-second durations): solver and oracle agree
+    workflow, machine = instance
+    horizon = int(sum(t.length for t in workflow.tasks))
+    scores = (
+        evaluate(
+            workflow, machine, Schedule(workflow="w", starts=dict(zip(workflow.index, starts, strict=True)))
+        )
+        for starts in itertools.product(range(horizon + 1), repeat=len(workflow.tasks))
+    )
+    best = min(score.makespan for score in scores if score.safe)
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.lower_bound is not None and result.lower_bound <= best
+    if result.exact:
+        assert result.status == "optimal" and result.makespan == best
+
+
+@pytest.mark.parametrize(
+    ("tasks", "capacity"),
+    [
+        ([Task(id="a", duration=1e300, demand={"c": 1}), Task(id="b", duration=3e299, demand={"c": 1})], 1.0),
+        ([Task(id="a", duration=5e-324, demand={"c": 1}), Task(id="b", duration=1, demand={"c": 1})], 1.0),
+        (
+            [Task(id="a", duration=1, demand={"c": 1e300}), Task(id="b", duration=2, demand={"c": 1e-300})],
+            1e-300,
+        ),
+        ([Task(id=f"t{i}", duration=[1e-9, 1e10, 3.3333][i % 3], demand={"c": 0.6}) for i in range(9)], 1.0),
+    ],
+    ids=["1e300 s", "denormal", "1e300 on 1e-300", "1e-9 s beside 1e10 s"],
+)
+def test_extreme_finite_numbers_give_a_safe_schedule(tasks: list[Task], capacity: float) -> None:
+    workflow, machine = Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"c": capacity})
+    assert_safe(solve(workflow, machine, time_limit=10), workflow, machine)
+
+
+def test_a_schedule_past_the_largest_float_is_an_error_not_a_crash() -> None:
+    # two steps of 1.7e308 s that cannot overlap end past any float: nothing to write, and it says so
+    tasks = [Task(id=t, duration=1.7e308, demand={"c": 1}) for t in "ab"]
+    result = solve(Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"c": 1}), time_limit=5)
+    assert result.status == "error" and result.starts is None
+    assert result.message is not None and "past the largest float" in result.message
+
+
+def test_demands_with_float_noise_are_rounded_without_losing_what_the_oracle_allows() -> None:
+    # 17-digit durations and demands (0.1 * i + 0.2...): no exact grid fits, so both round; rounding
+    # demands up forbids pairs that sum to the capacity plus noise, which the oracle allows: the
+    # relaxation's schedule, judged by the oracle, closes the gap
+    workflow = Workflow(
+        id="w",
+        tasks=[Task(id=f"t{i}", duration=0.1 * (i + 1) + 0.2, demand={"c": 0.1 * i}) for i in range(10)],
+    )
+    machine = Machine(name="m", capacity={"c": 0.7})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert not result.exact and result.status == "optimal"
+    assert result.makespan == result.lower_bound == pytest.approx(5.7, rel=1e-12)
