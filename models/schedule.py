@@ -52,9 +52,11 @@ class SolveResult(BaseModel):
         ``optimal`` (makespan proven), ``feasible`` (a schedule and a bound),
         ``infeasible``, ``unknown`` (no schedule in time) or ``error``.
     makespan
-        Makespan of ``starts`` (the upper bound), if a schedule was found.
+        Makespan of ``starts`` (the upper bound) as the oracle measures it in
+        real units, if a schedule was found.
     lower_bound
-        Proven lower bound on the optimal makespan.
+        Proven lower bound on the optimal makespan, rounded down (a proven
+        optimum is reported as the makespan's float).
     starts
         The best schedule found.
     cva_floor
@@ -66,12 +68,15 @@ class SolveResult(BaseModel):
     seconds
         Wall time of the solve.
     exact
-        Whether the integer scaling was exact; if not, times were rounded
-        conservatively.
+        Whether the integer scaling was exact (the integer problem is the
+        real one, decided on the shortest decimals); if not, durations and
+        demands were rounded conservatively, ``message`` says by how much,
+        and the figures are still those of the real starts.
     tick
         Seconds per integer time unit in the model.
     message
-        Why, when status is ``error`` or ``unknown``.
+        Why, when status is ``error`` or ``unknown``; what was rounded, when
+        not ``exact``.
     workflow_hash, machine_hash
         :func:`~peakopt.models.content_hash` of the workflow and of the machine
         solved, so that a reference is never used for other content under the

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -17,6 +19,27 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 Demand = dict[Annotated[str, Field(min_length=1)], NonNegative]
 
 FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Cached(BaseModel):
+    """A model whose ``cached_property`` values are never carried into a changed copy.
+
+    pydantic's :meth:`model_copy` copies the instance's ``__dict__``, where
+    :class:`functools.cached_property` keeps its values: a copy with other
+    fields would otherwise answer with the original's segments or index.
+    """
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy (see :meth:`pydantic.BaseModel.model_copy`); cached values are recomputed if ``update``."""
+        copy = super().model_copy(update=update, deep=deep)
+        if update:
+            for name in _cached_names(type(self)):
+                copy.__dict__.pop(name, None)
+        return copy
+
+
+def _cached_names(kind: type) -> list[str]:
+    return [n for c in kind.__mro__ for n, v in vars(c).items() if isinstance(v, cached_property)]
 
 
 class Segment(BaseModel):
@@ -36,7 +59,7 @@ class Segment(BaseModel):
     demand: Demand = Field(default_factory=dict)
 
 
-class Task(BaseModel):
+class Task(Cached):
     """One tool call of a workflow.
 
     A task has either a constant profile (``duration`` and ``demand``) or a
@@ -86,9 +109,9 @@ class Task(BaseModel):
             seen.add(pred)
         return self
 
-    @property
+    @cached_property
     def segments(self) -> tuple[Segment, ...]:
-        """The profile as segments (a constant task is one segment)."""
+        """The profile as segments (a constant task is one segment); built once, read in hot loops."""
         if self.profile is not None:
             return self.profile
         return (Segment(duration=self.duration or 0.0, demand=self.demand or {}),)

@@ -8,14 +8,14 @@ from typing import Annotated, Any
 import networkx as nx
 from pydantic import BaseModel, Field, model_validator
 
-from peakopt.models.task import FROZEN, Task
+from peakopt.models.task import FROZEN, Cached, Task
 
 Name = Annotated[str, Field(min_length=1)]
 #: A finite capacity above 0; strict like :data:`~peakopt.models.task.NonNegative`.
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 
 
-class Workflow(BaseModel):
+class Workflow(Cached):
     """A set of tasks with precedence constraints (a DAG).
 
     Parameters

@@ -2,7 +2,8 @@
 
 from peakopt.oracle.aggregate import aggregate, aggregate_plans, correlate
 from peakopt.oracle.batch import BatchScorer, BatchScores, score_batch
-from peakopt.oracle.evaluate import TOLERANCE, cva_floor, evaluate, load_profile, runs
+from peakopt.oracle.evaluate import cva_floor, evaluate
+from peakopt.oracle.exact import TOLERANCE, same_time
 from peakopt.oracle.gap import gaps, with_reference
 from peakopt.oracle.parse import parse_response, parse_starts
 from peakopt.oracle.planning import PlanScore, plan_score
@@ -11,6 +12,7 @@ from peakopt.oracle.replay import replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import ResourceScore, Score, Violation
 from peakopt.oracle.scoring import Options, score_prediction, score_record
+from peakopt.oracle.sweep import load_profile, runs
 
 __all__ = [
     "TOLERANCE",
@@ -37,6 +39,7 @@ __all__ = [
     "plan_score",
     "replay",
     "runs",
+    "same_time",
     "score_batch",
     "score_prediction",
     "score_record",

@@ -4,7 +4,10 @@ How invalid records count (a choice PeakBench leaves open):
 
 - they are counted (``invalid``, with a tally of their reason kinds) and
   never dropped;
-- they count as unsafe in ``safe_rate`` and as 0 in both MRU means;
+- they count as unsafe in ``safe_rate`` and as 0 in both MRU means (so do
+  unsafe records in the safe-MRU mean); a record whose MRU is undefined
+  (makespan 0) is left out of the mean it would enter, which is None when
+  no record defines it;
 - means of makespan, cva and avoidable cva are over valid records only (an
   invalid schedule's makespan is not that of a schedule of the workflow);
 - gap statistics are over safe records that have the figure: the optimum is
@@ -85,13 +88,23 @@ class ScoreSummary(BaseModel):
     mean_makespan: float | None
     mean_cva: float | None
     mean_avoidable_cva: float | None
-    strict_mru: float
-    safe_mru: float
+    strict_mru: float | None
+    safe_mru: float | None
     gap: Stats | None
     gap_vs_lb: Stats | None
     gap_vs_ub: Stats | None
     pushed: int
     filled: int
+
+
+def _mru_mean(count: int, earned: list[float | None]) -> float | None:
+    """Mean over ``count`` records of an MRU that only ``earned`` ones score (the rest count 0).
+
+    An earned MRU that is None (undefined: makespan 0) leaves its record out.
+    """
+    defined = [m for m in earned if m is not None]
+    records = count - (len(earned) - len(defined))
+    return sum(defined) / records if records else None
 
 
 def summarise(rows: Sequence[ScoreRow], group: dict[str, str | None] | None = None) -> ScoreSummary:
@@ -108,8 +121,8 @@ def summarise(rows: Sequence[ScoreRow], group: dict[str, str | None] | None = No
         mean_makespan=mean(r.makespan for r in valid),
         mean_cva=mean(r.cva for r in valid),
         mean_avoidable_cva=mean(r.avoidable_cva for r in valid),
-        strict_mru=sum(r.strict_mru or 0.0 for r in valid) / count if count else 0.0,
-        safe_mru=sum(r.safe_mru or 0.0 for r in safe) / count if count else 0.0,
+        strict_mru=_mru_mean(count, [r.strict_mru for r in valid]),
+        safe_mru=_mru_mean(count, [r.safe_mru for r in safe]),
         gap=Stats.of(r.gap for r in safe),
         gap_vs_lb=Stats.of(r.gap_vs_lb for r in safe),
         gap_vs_ub=Stats.of(r.gap_vs_ub for r in safe),

@@ -1,10 +1,23 @@
-"""Vectorised scoring of many schedules of one workflow on one machine (numpy).
+"""Vectorised scoring of many schedules of one workflow on one machine (numpy, the fast path).
 
 The same event sweep as :func:`peakopt.oracle.evaluate`, done for a whole
 matrix of start times at once: per row, the segment start and end events are
 sorted, their demand changes summed cumulatively, and the constant pieces
-between consecutive events integrated. It returns the same numbers as the
-exact path (a property test checks it) without violation messages.
+between consecutive events integrated. The rules are the exact path's — a
+stretch shorter than :data:`~peakopt.oracle.exact.TOLERANCE` times the
+schedule's time scale is noise (only each step's own overload counts there,
+it sets no peak), a load counts as over capacity when it exceeds what the
+steps force on their own by more than ``TOLERANCE · C`` — but times are
+float64, so this path agrees with ``evaluate`` to float rounding:
+
+- demands go on their exact decimal grid when it fits in 2**53 (any data with
+  a few decimals), so loads are exact sums and ``safe`` (an avoidable cva of
+  exactly 0) and ``strict_mru`` (a cva of exactly 0) are the exact path's
+  verdicts; otherwise an avoidable load must exceed ``TOLERANCE · C`` to count;
+- times and the figures built on them (makespan, cva, MRU) carry float64
+  rounding: within 1e-9 relative of ``evaluate``'s (a property test checks it),
+  and a verdict may differ only where two instants are within a few ulps of
+  the tolerance's edge.
 """
 
 from __future__ import annotations
@@ -17,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.evaluate import TOLERANCE, cva_floor
+from peakopt.oracle.evaluate import cva_floor, task_floor
+from peakopt.oracle.exact import TOLERANCE, on_grid, over, to_float
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -25,6 +39,8 @@ Ints = npt.NDArray[np.int64]
 
 #: Rows scored per numpy pass; bounds the temporaries (rows x events x resources).
 CHUNK = 4096
+#: Integers up to this are exact in float64, and so are their sums below it.
+EXACT_FLOAT = 2**53
 
 
 @dataclass(frozen=True)
@@ -33,7 +49,7 @@ class BatchScores:
 
     Attributes match :class:`~peakopt.oracle.score.Score`; ``peak`` and
     ``violation_area`` have one column per resource of ``resources`` (the
-    machine's, in its order).
+    machine's, in its order). An undefined MRU (span 0) is NaN here.
     """
 
     resources: tuple[str, ...]
@@ -52,6 +68,27 @@ class BatchScores:
     violation_area: Floats
 
 
+@dataclass(frozen=True)
+class _Units:
+    """A resource's demands as the sweep adds them: exact integers on their decimal grid if they fit."""
+
+    capacity: float
+    deltas: list[float]  # per segment, its demand
+    own: list[float]  # per segment, its overload on its own (0 unless over capacity)
+    scale: float  # real amount per unit
+    slack: float  # loads up to this above what the steps force alone are at capacity
+
+
+def _units(capacity: float, amounts: list[float]) -> _Units:
+    exponent, ints = on_grid([capacity, *amounts])
+    cap, rest = ints[0], ints[1:]
+    if cap + sum(rest) < EXACT_FLOAT:
+        own = [float(a - cap) if over(a, cap) else 0.0 for a in rest]
+        return _Units(float(cap), [float(a) for a in rest], own, to_float(1, exponent), TOLERANCE * cap)
+    own = [to_float(a - cap, exponent) if over(a, cap) else 0.0 for a in rest]
+    return _Units(capacity, amounts, own, 1.0, TOLERANCE * capacity)
+
+
 class BatchScorer:
     """Scores start matrices of ``workflow`` on ``machine``; built once, used for many batches.
 
@@ -65,22 +102,46 @@ class BatchScorer:
     def __init__(self, workflow: Workflow, machine: Machine) -> None:
         self.workflow = workflow
         self.resources = tuple(machine.capacity)
-        self.capacity = np.array([machine.capacity[r] for r in self.resources], dtype=float)
-        self.lengths = np.array([t.length for t in workflow.tasks], dtype=float)
         self.floor = cva_floor(workflow, machine)
-        columns, offsets, deltas = [], [], []
+        exponent, durations = on_grid([s.duration for t in workflow.tasks for s in t.segments])
+        columns, begins, ends, segments = [], [], [], []
+        position = 0
+        lengths = []
         for column, task in enumerate(workflow.tasks):
-            offset = 0.0
+            offset = 0
             for segment in task.segments:
-                demand = [segment.demand.get(r, 0.0) for r in self.resources]
-                if segment.duration > 0 and any(demand):
-                    columns += [column, column]
-                    offsets += [offset, offset + segment.duration]
-                    deltas += [demand, [-d for d in demand]]
-                offset += segment.duration
-        self.columns = np.array(columns, dtype=np.intp)
-        self.offsets = np.array(offsets, dtype=float)
-        self.deltas = np.array(deltas, dtype=float).reshape(len(columns), len(self.resources))
+                size = durations[position]
+                if size > 0 and any(segment.demand.get(r, 0.0) > 0 for r in self.resources):
+                    columns.append(column)
+                    begins.append(to_float(offset, exponent))
+                    ends.append(to_float(offset + size, exponent))
+                    segments.append(segment.demand)
+                offset, position = offset + size, position + 1
+            lengths.append(to_float(offset, exponent))
+        self.lengths = np.array(lengths, dtype=float)
+        units = [_units(machine.capacity[r], [d.get(r, 0.0) for d in segments]) for r in self.resources]
+        self.capacity = np.array([u.capacity for u in units], dtype=float)
+        self.scale = np.array([u.scale for u in units], dtype=float)
+        self.slack = np.array([u.slack for u in units], dtype=float)
+        # each step's own overload is exact and independent of where it runs: it is added per row,
+        # so a segment shorter than the float resolution at its start still counts
+        floors = [task_floor(workflow, r, machine.capacity[r]) for r in self.resources]
+        self.floors = np.array([[f.get(t.id, 0.0) for f in floors] for t in workflow.tasks], dtype=float)
+        self.floors = self.floors.reshape(len(workflow.tasks), len(self.resources))
+        self.overloaded = np.array([any(t.id in f for f in floors) for t in workflow.tasks], dtype=float)
+        self.columns = np.array(columns + columns, dtype=np.intp)
+        self.offsets = np.array(begins + ends, dtype=float)
+        # per segment, its demand changes and, for the resources some step exceeds on its own, its
+        # own overload, side by side: one cumulative sum for both
+        self.overflowing = np.array([m for m, u in enumerate(units) if any(u.own)], dtype=np.intp)
+        rise = np.array(
+            [
+                [u.deltas[k] for u in units] + [units[m].own[k] for m in self.overflowing]
+                for k in range(len(segments))
+            ],
+            dtype=float,
+        ).reshape(len(segments), len(units) + len(self.overflowing))
+        self.deltas = np.concatenate([rise, -rise]).T.copy()  # channels × events
         index = workflow.index
         self.preds = np.array([index[p] for p, _ in workflow.edges], dtype=np.intp)
         self.succs = np.array([index[s] for _, s in workflow.edges], dtype=np.intp)
@@ -99,61 +160,82 @@ class BatchScorer:
         parts = [self._chunk(matrix[i : i + CHUNK]) for i in range(0, max(len(matrix), 1), CHUNK)]
         return BatchScores(self.resources, **{k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
 
-    def _sweep(self, starts: Floats, present: Bools | None) -> tuple[Floats, Floats, Floats]:
-        """Per row and resource: violation area, ∫ min(1, u), peak load."""
+    def _sweep(
+        self, starts: Floats, present: Bools | None, span: Floats, scale: Floats
+    ) -> tuple[Floats, ...]:
+        """Per row and resource: avoidable area, whether there is any, ∫ min(1, u) / span, peak (units).
+
+        Verdicts come from the pieces, not from the areas, which may underflow
+        on the shortest durations.
+        """
         rows, resources = len(starts), len(self.resources)
         if not len(self.columns):
             zeros = np.zeros((rows, resources))
-            return zeros, zeros.copy(), zeros.copy()
+            return zeros, zeros.astype(bool), zeros.copy(), zeros.copy()
         times = starts[:, self.columns] + self.offsets
         order = np.argsort(times, axis=1)
         times = np.take_along_axis(times, order, axis=1)
-        deltas = self.deltas[order]
+        # channels first, events last: numpy reduces and accumulates fastest along the last axis
+        deltas = self.deltas[:, order]
         if present is not None:  # a missing task's events change nothing
-            deltas *= np.take_along_axis(present[:, self.columns], order, axis=1)[:, :, None]
-        loads = np.cumsum(deltas, axis=1)[:, :-1, :]
-        lengths = np.diff(times, axis=1)[:, :, None]
-        ratio = loads / self.capacity
-        over = loads > self.capacity * (1 + TOLERANCE)
-        area = np.where(over, (ratio - 1.0) * lengths, 0.0).sum(axis=1)
-        used = (np.minimum(ratio, 1.0) * lengths).sum(axis=1)
-        peak = np.where(lengths > 0, loads, 0.0).max(axis=1, initial=0.0)
-        return area, used, peak
+            deltas *= np.take_along_axis(present[:, self.columns], order, axis=1)
+        sums = np.cumsum(deltas[:, :, :-1], axis=2)  # (the last event ends the last piece) contiguous
+        loads = sums[:resources]
+        capacity = self.capacity[:, None, None]
+        extra = loads - capacity
+        if len(self.overflowing):  # what the steps force on their own is no avoidable overload
+            extra[self.overflowing] -= sums[resources:]
+        widths = np.diff(times, axis=1)
+        noise = widths <= TOLERANCE * scale[:, None]
+        hot = ~noise & (extra > self.slack[:, None, None])
+        avoidable = np.einsum("cre,re->cr", np.where(hot, extra, 0.0), widths) / self.capacity[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):  # a span of 0: MRU undefined (NaN)
+            share = widths / span[:, None]
+            used = np.einsum("cre,re->cr", np.minimum(loads, capacity), share) / self.capacity[:, None]
+        peak = np.where(noise, 0.0, loads).max(axis=2, initial=0.0)
+        return avoidable.T, hot.any(axis=2).T, used.T, peak.T
 
     def _chunk(self, starts: Floats) -> dict[str, Any]:
         missing = np.isnan(starts)
         present = ~missing if missing.any() else None
         clean = np.where(missing, 0.0, starts) if present is not None else starts
-        area, used, peak = self._sweep(clean, present)
         ends = np.where(missing, -np.inf, clean + self.lengths)
         makespan = np.where(missing.all(axis=1), 0.0, ends.max(axis=1))
         origin = np.minimum(0.0, np.where(missing, 0.0, clean).min(axis=1, initial=0.0))
         span = makespan - origin
-        slack = TOLERANCE * np.maximum(1.0, span)
+        # the schedule's time scale, its largest |time|: the tolerance is relative to it
+        reach = np.maximum(np.abs(clean), np.abs(clean + self.lengths))
+        scale = np.where(missing, 0.0, reach).max(axis=1, initial=0.0)
+        avoidable_area, hot, used, peak = self._sweep(clean, present, span, scale)
+        kept = np.ones_like(starts) if present is None else present.astype(float)
+        area = kept @ self.floors + avoidable_area
+        overloaded = hot.any(axis=1) | (kept @ self.overloaded > 0)
         pred_end = clean[:, self.preds] + self.lengths[self.preds]
-        broken = clean[:, self.succs] < pred_end - TOLERANCE * np.maximum(1.0, np.abs(pred_end))
+        begin = clean[:, self.succs]
+        same = np.abs(pred_end - begin) <= TOLERANCE * scale[:, None]
+        broken = (begin < pred_end) & ~same
         if present is not None:
             broken &= present[:, self.preds] & present[:, self.succs]
         violations = broken.sum(axis=1)
         valid = ~missing.any(axis=1) & ~(clean < 0).any(axis=1) & (violations == 0)
-        cva = area.sum(axis=1)
-        avoidable = np.maximum(0.0, cva - self.floor)
-        resources = len(self.resources)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mru = np.where((span > 0) & (resources > 0), used.sum(axis=1) / max(resources, 1) / span, 0.0)
-        safe = valid & (avoidable <= slack)
+        mru = (
+            np.where(span > 0, used.mean(axis=1), np.nan)
+            if len(self.resources)
+            else np.full(len(starts), np.nan)
+        )
+        safe = valid & ~hot.any(axis=1)
         return {
             "valid": valid,
             "makespan": makespan,
-            "cva": cva,
+            "cva": area.sum(axis=1),
             "cva_floor": np.full(len(starts), self.floor),
-            "avoidable_cva": avoidable,
+            "avoidable_cva": avoidable_area.sum(axis=1),
             "safe": safe,
             "mru": mru,
-            "strict_mru": np.where(cva <= slack, mru, 0.0),
+            "strict_mru": np.where(overloaded, 0.0, mru),
             "safe_mru": np.where(safe, mru, 0.0),
             "dependency_violations": violations.astype(np.int64),
-            "peak": peak,
+            "peak": peak * self.scale,
             "peak_ratio": peak / self.capacity,
             "violation_area": area,
         }
@@ -173,6 +255,7 @@ def score_batch(workflow: Workflow, machine: Machine, starts: npt.ArrayLike) -> 
     Returns
     -------
     BatchScores
-        The metrics of :func:`~peakopt.oracle.evaluate`, as arrays.
+        The metrics of :func:`~peakopt.oracle.evaluate`, as arrays (an
+        undefined MRU is NaN), to the float tolerance of the module docstring.
     """
     return BatchScorer(workflow, machine).score(starts)

@@ -2,8 +2,9 @@
 
 A reference line (a :class:`~peakopt.models.SolveResult`) claims a makespan, a
 lower bound and a status for a workflow on a machine. Each claim is checked,
-within the oracle's relative tolerance (:data:`~peakopt.oracle.evaluate.TOLERANCE`
-of the larger figure, so that seconds and microseconds get the same verdict):
+as the oracle compares times (:func:`~peakopt.oracle.exact.same_time`: exactly,
+on the shortest decimals, within its relative tolerance, so that seconds and
+microseconds get the same verdict):
 
 - against itself: a status ``optimal`` or ``feasible`` has a makespan;
   ``0 <= lower_bound <= makespan``; ``optimal`` only when the lower bound
@@ -28,7 +29,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow, content_hash
-from peakopt.oracle.evaluate import TOLERANCE, evaluate
+from peakopt.oracle.evaluate import evaluate
+from peakopt.oracle.exact import same_time
 
 #: (workflow id, machine name) -> its checked reference.
 Checked = dict[tuple[str, str | None], SolveResult]
@@ -38,13 +40,8 @@ class ReferenceError(PeakoptError, ValueError):
     """A reference line that cannot be used: ``<file>: line <n>: reference for ...: <rule>``."""
 
 
-def _close(a: float, b: float) -> bool:
-    """``a`` equals ``b`` within the relative tolerance (exactly, when both are 0)."""
-    return abs(a - b) <= TOLERANCE * max(abs(a), abs(b))
-
-
 def _at_most(a: float, b: float) -> bool:
-    return a <= b or _close(a, b)
+    return a <= b or same_time(a, b)
 
 
 def claims(result: SolveResult) -> list[str]:
@@ -58,7 +55,7 @@ def claims(result: SolveResult) -> list[str]:
     if makespan is not None and lower is not None:
         if not _at_most(lower, makespan):
             found.append(f"lower_bound {lower:g} is above the makespan {makespan:g}")
-        if result.status == "optimal" and not _close(lower, makespan):
+        if result.status == "optimal" and not same_time(lower, makespan):
             found.append(f"status 'optimal' but lower_bound {lower:g} is not the makespan {makespan:g}")
     return found
 
@@ -92,7 +89,7 @@ def _schedule(result: SolveResult, workflow: Workflow, machine: Machine) -> list
     found = [f"its starts are invalid: {reason}" for reason in score.reasons[:1]]
     if score.valid and not score.safe:
         found.append(f"its starts are unsafe (avoidable cva {score.avoidable_cva:g})")
-    if result.makespan is not None and not _close(score.makespan, result.makespan):
+    if result.makespan is not None and not same_time(score.makespan, result.makespan):
         found.append(f"makespan {result.makespan:g}, but its starts give {score.makespan:g}")
     return found
 

@@ -23,7 +23,7 @@ from typing import Literal
 import networkx as nx
 
 from peakopt.models import Workflow
-from peakopt.oracle.evaluate import TOLERANCE
+from peakopt.oracle.exact import before
 from peakopt.oracle.parse import Parsed
 from peakopt.oracle.score import Violation
 
@@ -111,7 +111,7 @@ def replay(
         if parsed.kind == "delay" and delay_from == "ready":
             requested += ready
         start = requested
-        if mode == "runtime" and requested < ready - TOLERANCE * max(1.0, ready):
+        if mode == "runtime" and before(requested, ready):
             start, pushed = ready, pushed + 1
             late.append(ready - requested)
         starts[step] = start

@@ -91,8 +91,12 @@ class Score(BaseModel):
 
     ``valid`` is False when a task is missing or unknown, a start is
     negative, or a dependency is broken; the metrics are still computed on
-    the tasks that have a start. ``gap``, ``gap_vs_lb`` and ``gap_vs_ub`` are
-    filled only when a reference result is given.
+    the tasks that have a start. ``mru`` is None when undefined (a span of 0:
+    every step has zero duration; or a machine without resources), and so are
+    ``strict_mru`` and ``safe_mru`` where they would be ``mru``; they are 0
+    where the schedule overflows (``strict_mru``) or is unsafe (``safe_mru``).
+    ``gap``, ``gap_vs_lb`` and ``gap_vs_ub`` are filled only when a reference
+    result is given.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -106,9 +110,9 @@ class Score(BaseModel):
     cva_floor: float
     avoidable_cva: float
     safe: bool
-    mru: float
-    strict_mru: float
-    safe_mru: float
+    mru: float | None
+    strict_mru: float | None
+    safe_mru: float | None
     dependency_violations: int
     resources: dict[str, ResourceScore] = Field(default_factory=dict)
     violations: tuple[Violation, ...] = ()

@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
 from peakopt.oracle.columns import gap_cell
+from peakopt.oracle.exact import before
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"
@@ -61,7 +62,8 @@ def colour_key(task: Task, machine: Machine, by: str) -> str:
 
 def _title(drawn: Drawn) -> str:
     s = drawn.score
-    parts = [f"makespan {s.makespan:.2f} s", f"cva {s.cva:.3f}", f"strict MRU {s.strict_mru:.3f}"]
+    mru = "-" if s.strict_mru is None else f"{s.strict_mru:.3f}"  # undefined at makespan 0
+    parts = [f"makespan {s.makespan:.2f} s", f"cva {s.cva:.3f}", f"strict MRU {mru}"]
     if drawn.gap is not None or drawn.compared:
         parts.append("gap " + gap_cell(drawn.gap, s.safe, s.valid))
     state = "safe" if s.safe else ("unsafe" if s.valid else "invalid")
@@ -98,7 +100,7 @@ def _gantt(
         if pred not in starts or succ not in starts:
             continue
         end = starts[pred] + workflow.task(pred).length
-        broken = starts[succ] < end - 1e-9 * max(1.0, end)
+        broken = before(starts[succ], end)  # the oracle's rule: not just float noise
         if dependencies or broken:
             ax.annotate(
                 "",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import networkx as nx
 
 from peakopt.models import Machine, Workflow
+from peakopt.oracle.exact import fraction
 from peakopt.solver.conflicts import Node, topological_order
 from peakopt.solver.scaling import Problem
 
@@ -65,23 +67,44 @@ def lower_bound(problem: Problem, cliques: list[list[Node]]) -> int:
     return max(critical_path(problem), energy_bound(problem), clique_bound(problem, cliques))
 
 
-def real_lower_bound(workflow: Workflow, machine: Machine) -> float:
-    """Critical-path and energy bounds in seconds from the unscaled data.
+def real_lower_bound(workflow: Workflow, machine: Machine) -> Fraction:
+    """Critical-path and energy bounds in seconds from the unscaled data, exactly, whatever the scaling.
 
-    Valid whatever the scaling; used when the scaled problem was rounded (and
-    so its own bounds are not bounds of the real problem).
+    Computed on the shortest decimals (round it to a float with
+    :func:`float_below`); used when the scaled problem was rounded, whose own
+    bounds are then bounds of the rounded problem, not of the real one.
     """
-    finish: dict[str, float] = {}
+    lengths = dict(zip(workflow.index, real_lengths(workflow), strict=True))
+    finish: dict[str, Fraction] = {}
     for task_id in _topological_ids(workflow):
         task = workflow.task(task_id)
-        finish[task_id] = max((finish[p] for p in task.depends_on), default=0.0) + task.length
-    best = max(finish.values(), default=0.0)
+        finish[task_id] = max((finish[p] for p in task.depends_on), default=Fraction(0)) + lengths[task_id]
+    best = max(finish.values(), default=Fraction(0))
     for resource, cap in machine.capacity.items():
-        energy = math.fsum(
-            s.duration * min(s.demand.get(resource, 0.0), cap) for t in workflow.tasks for s in t.segments
+        capacity = fraction(cap)
+        energy = sum(
+            (
+                fraction(s.duration) * min(fraction(s.demand.get(resource, 0.0)), capacity)
+                for t in workflow.tasks
+                for s in t.segments
+            ),
+            Fraction(0),
         )
-        best = max(best, energy / cap)
+        best = max(best, energy / capacity)
     return best
+
+
+def real_lengths(workflow: Workflow) -> list[Fraction]:
+    """Each task's run time in seconds, the exact sum of its segments' shortest decimals."""
+    return [sum((fraction(s.duration) for s in t.segments), Fraction(0)) for t in workflow.tasks]
+
+
+def float_below(value: Fraction) -> float:
+    """The largest float whose shortest decimal is at most ``value`` (a bound rounded the safe way)."""
+    x = float(value)
+    while fraction(x) > value:
+        x = math.nextafter(x, -math.inf)
+    return x
 
 
 def _topological_ids(workflow: Workflow) -> list[str]:

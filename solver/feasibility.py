@@ -1,11 +1,12 @@
-"""Schedules in ticks: converting a real schedule, checking it against the scaled problem."""
+"""Schedules in ticks: converting a real schedule, checking it against the scaled problem, and back."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
 
-from peakopt.models import Schedule
+from peakopt.models import Schedule, Workflow
+from peakopt.solver.bounds import real_lengths
 from peakopt.solver.scaling import Problem
 
 
@@ -41,10 +42,15 @@ def feasible(problem: Problem, starts: Sequence[int]) -> bool:
     return True
 
 
-def to_ticks(problem: Problem, schedule: Schedule) -> list[int] | None:
-    """The schedule's starts rounded to ticks, if they form a feasible schedule of the problem."""
+def to_ticks(problem: Problem, schedule: Schedule, tick: Fraction | None = None) -> list[int] | None:
+    """The schedule's starts rounded to ticks, if they form a feasible schedule of the problem.
+
+    ``tick`` is the schedule's time unit in ticks' terms: the problem's tick by
+    default (starts in seconds), 1 for starts already in ticks.
+    """
+    unit = problem.tick if tick is None else tick
     try:
-        starts = [round(Fraction(schedule.starts[task_id]) / problem.tick) for task_id in problem.ids]
+        starts = [round(Fraction(schedule.starts[task_id]) / unit) for task_id in problem.ids]
     except KeyError:
         return None
     return starts if feasible(problem, starts) else None
@@ -63,3 +69,28 @@ def serial(problem: Problem, order: Sequence[int]) -> list[int]:
 def to_seconds(problem: Problem, starts: Sequence[int]) -> dict[str, float]:
     """Integer starts as a task id -> seconds mapping."""
     return {task_id: problem.seconds(s) for task_id, s in zip(problem.ids, starts, strict=True)}
+
+
+def left_justified(workflow: Workflow, problem: Problem, starts: Sequence[int]) -> dict[str, float]:
+    """A schedule in ticks of a rounded problem, compressed in real time (seconds).
+
+    Each task starts once every task that ends before it starts in ticks has
+    ended in real time (its predecessors among them). Real durations are at
+    most the rounded ones, so no task starts later than in ticks; and tasks
+    that run together in real time overlap pairwise in ticks, hence all at
+    one tick (intervals on a line), where their rounded demands fit: safe for
+    constant profiles. (With piecewise profiles the segments that meet may
+    differ: the caller has the oracle judge the result.)
+    """
+    lengths = real_lengths(workflow)
+    ends = [s + d for s, d in zip(starts, problem.length, strict=True)]
+    by_start = sorted(range(problem.size), key=lambda i: (starts[i], problem.length[i]))
+    by_end = sorted(range(problem.size), key=lambda i: ends[i])
+    real = [Fraction(0)] * problem.size
+    latest, done = Fraction(0), 0
+    for j in by_start:
+        while done < problem.size and ends[by_end[done]] <= starts[j]:
+            i = by_end[done]
+            latest, done = max(latest, real[i] + lengths[i]), done + 1
+        real[j] = latest
+    return {task_id: float(t) for task_id, t in zip(problem.ids, real, strict=True)}

@@ -1,13 +1,20 @@
 """Integer time and demand scaling for the exact solvers (CP-SAT and the MILP are integer-only).
 
-Time is counted in ticks and each constrained resource in its own unit, chosen
-so that the data become integers exactly when they allow it (0.01 s when
-durations have two decimals; tick 1 for PSPLIB). Otherwise durations and
-demands are rounded up and capacities down, so every schedule of the scaled
-problem is feasible in real time and units, and the problem is marked
-``exact=False``. Demands are clamped to capacity first: an over-capacity step
-then runs with nothing else that uses that resource, which is exactly what
-reaching the cva floor requires.
+Every number is taken as its shortest decimal (:mod:`peakopt.oracle.exact`,
+the number its author wrote), so exactness is decided in exact arithmetic:
+time is counted in ticks and each constrained resource in its own unit, the
+smallest power of ten times the values' gcd that makes every value an
+integer — 0.01 s for two-decimal durations, 1000000.001 s for a dozen steps
+of 1000000.001 s, 1 for PSPLIB. That scaling is exact (``exact=True``: the
+integer problem is the real one) when it keeps the horizon within
+:data:`MAX_HORIZON` ticks and each capacity times the horizon within
+:data:`MAX_ENERGY` (CP-SAT's int64 energies). Otherwise durations and demands
+are rounded up and capacities down (time to a power-of-ten tick, demands to
+millionths of the capacity), so that every schedule of the integer problem is
+safe in real time and units, and the problem says what was rounded, by how
+much, in ``note``. Demands are clamped to capacity first: an over-capacity
+step then runs with nothing else that uses that resource, which is exactly
+what reaching the cva floor requires.
 """
 
 from __future__ import annotations
@@ -18,16 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from peakopt.models import Machine, Workflow
+from peakopt.models import Machine, Segment, Task, Workflow
+from peakopt.oracle.exact import TOLERANCE_DIGITS, fraction, on_grid
 
-#: Most decimal digits tried for an exact scaling (microseconds, micro-units).
-MAX_DIGITS = 6
-#: Relative slack under which a scaled number counts as an integer (float noise).
-INTEGRAL_TOLERANCE = 1e-9
 #: Largest horizon (sum of durations, in ticks) an exact scaling may produce.
-MAX_HORIZON = 10**8
-#: Largest scaled capacity an exact scaling may produce (energies stay within int64).
-MAX_CAPACITY = 2**31
+MAX_HORIZON = 10**12
+#: Largest capacity × horizon (in units × ticks) an exact scaling may produce: energies stay in int64.
+MAX_ENERGY = 2**58
 #: Mean task length (ticks) up to which the time grid counts as coarse.
 COARSE_TICKS = 50
 #: Resolution of conservative rounding: ticks in the serial horizon, units in a capacity.
@@ -63,8 +67,10 @@ class Problem:
         Seconds per tick and, per resource, real amount per scaled unit.
     exact
         False when something had to be rounded (conservatively).
+    time_exact
+        Whether the durations, at least, are exact in ticks.
     note
-        What was rounded, when not exact.
+        What was rounded, and by how much, when not exact.
     """
 
     ids: tuple[str, ...]
@@ -76,6 +82,7 @@ class Problem:
     tick: Fraction
     units: tuple[Fraction, ...]
     exact: bool
+    time_exact: bool = True
     note: str = ""
 
     @property
@@ -95,112 +102,153 @@ class Problem:
         return sum(self.length)
 
     def seconds(self, ticks: int) -> float:
-        """Ticks as seconds (the nearest float to the exact product)."""
-        return float(ticks * self.tick)
+        """Ticks as seconds (the nearest float to the exact product; inf past the float range)."""
+        try:
+            return float(ticks * self.tick)
+        except OverflowError:
+            return math.inf
 
 
 def exact_scale(values: Sequence[float], limit: int) -> tuple[Fraction, list[int]] | None:
-    """A unit that makes every value an integer, with at most :data:`MAX_DIGITS` decimals.
+    """The unit that makes every value's shortest decimal an integer, and the integers.
 
-    Returns the unit (a power of ten times the values' gcd, so integers stay
-    small) and the scaled values, or None when no such unit keeps
-    ``sum(scaled) <= limit``.
+    The unit is a power of ten times the integers' gcd, so they are as small
+    as exactness allows; None when even then ``sum(integers) > limit``.
     """
-    for digits in range(MAX_DIGITS + 1):
-        factor = 10**digits
-        scaled = [v * factor for v in values]
-        # float noise may round, but a positive value never becomes zero
-        if all(
-            abs(x - round(x)) <= INTEGRAL_TOLERANCE * max(1.0, abs(x)) and (x <= 0 or round(x) > 0)
-            for x in scaled
-        ):
-            ints = [round(x) for x in scaled]
-            common = math.gcd(*ints) or 1
-            ints = [n // common for n in ints]
-            if sum(ints) > limit:
-                return None
-            return Fraction(common, factor), ints
-    return None
+    exponent, ints = on_grid(values)
+    common = math.gcd(*ints) or 1
+    ints = [n // common for n in ints]
+    if sum(ints) > limit:
+        return None
+    return common * Fraction(10) ** exponent, ints
 
 
-def rounded_tick(total: float) -> Fraction:
+def rounded_tick(total: Fraction) -> Fraction:
     """A power-of-ten tick that puts about :data:`ROUNDED_STEPS` ticks in ``total`` seconds."""
     if total <= 0:
         return Fraction(1)
-    # no finer than 1e-12 s: shorter durations just round up to one tick
-    return Fraction(10) ** max(-12, math.ceil(math.log10(total) - math.log10(ROUNDED_STEPS)))
+    ratio = total / ROUNDED_STEPS
+    # an estimate from the integers' logarithms (any magnitude), then settled exactly
+    tick = Fraction(10) ** math.floor(math.log10(ratio.numerator) - math.log10(ratio.denominator))
+    while tick < ratio:
+        tick *= 10
+    while tick / 10 >= ratio:
+        tick /= 10
+    return tick
 
 
-def _clamped(workflow: Workflow, resource: str, capacity: float) -> list[list[float]]:
-    return [[min(s.demand.get(resource, 0.0), capacity) for s in t.segments] for t in workflow.tasks]
+@dataclass(frozen=True)
+class _Scaled:
+    """One resource in integers: capacity, unit, per task and segment the demand, and how."""
+
+    capacity: int
+    unit: Fraction
+    demands: list[list[int]]
+    exact: bool
 
 
-def _scale_resource(
-    workflow: Workflow, resource: str, capacity: float
-) -> tuple[int, Fraction, list[list[int]], bool]:
-    """Scaled capacity, unit, per-task per-segment demands, and whether exact."""
-    demands = _clamped(workflow, resource, capacity)
-    flat = [capacity] + [d for row in demands for d in row]
-    found = exact_scale(flat, MAX_CAPACITY * (len(flat) + 1))
-    if found is not None and found[1][0] <= MAX_CAPACITY:
-        unit, ints = found
-        rest = iter(ints[1:])
-        return ints[0], unit, [[next(rest) for _ in row] for row in demands], True
-    # rounding up: a demand of exactly the capacity must stay the (rounded-down) capacity
-    cap = ROUNDED_STEPS
-    scaled = [
-        [cap if d >= capacity else min(cap, math.ceil(d / capacity * cap * (1 - 1e-12))) for d in row]
-        for row in demands
+def _scale_resource(workflow: Workflow, capacity: float, resource: str, horizon: int, up: bool) -> _Scaled:
+    """Exact when the clamped demands and the capacity fit :data:`MAX_ENERGY` with the horizon.
+
+    Otherwise in millionths of the capacity, demands rounded up (or, for a
+    relaxation, down).
+    """
+    # the oracle takes a load within TOLERANCE of the capacity above it as at capacity, and only a
+    # demand past that as over capacity (clamped); so does the model, which matters only on grids
+    # finer than the tolerance (float noise in the demands)
+    limit = fraction(capacity) * (1 + Fraction(1, 10**TOLERANCE_DIGITS))
+    rows = [
+        [d if fraction(d) <= limit else capacity for d in (s.demand.get(resource, 0.0) for s in t.segments)]
+        for t in workflow.tasks
     ]
-    return cap, Fraction(capacity) / cap, scaled, False
+    found = exact_scale([capacity, *(d for row in rows for d in row)], MAX_ENERGY)
+    if found is not None and found[1][0] * max(horizon, 1) <= MAX_ENERGY:
+        unit, (cap, *rest) = found
+        flat = iter(rest)
+        room = cap + cap // 10**TOLERANCE_DIGITS
+        return _Scaled(room, unit, [[next(flat) for _ in row] for row in rows], True)
+    # the capacity itself is exactly ROUNDED_STEPS units: never exceeded when demands round up
+    unit = fraction(capacity) / ROUNDED_STEPS
+    rounding = math.ceil if up else math.floor
+    scaled = [[min(ROUNDED_STEPS, rounding(fraction(d) / unit)) for d in row] for row in rows]
+    return _Scaled(ROUNDED_STEPS, unit, scaled, False)
 
 
-def _boundaries(workflow: Workflow) -> tuple[Fraction, list[list[float]], bool]:
-    """The tick and, per task, its segment boundaries in ticks (integers when exact)."""
+def _boundaries(workflow: Workflow, exact: bool) -> tuple[Fraction, list[list[Fraction]], bool]:
+    """The tick and, per task, its segment boundaries in ticks (integers when the tick is exact).
+
+    The exact tick is tried only when ``exact``, and kept when its horizon
+    is at most :data:`MAX_HORIZON`; otherwise a power of ten (:func:`rounded_tick`).
+    """
     durations = [s.duration for t in workflow.tasks for s in t.segments]
-    found = exact_scale(durations, MAX_HORIZON)
+    found = exact_scale(durations, MAX_HORIZON) if exact else None
     if found is not None:
         tick, ints = found
-        rest = iter(ints)
-        exact = True
-        steps = [[float(next(rest)) for _ in t.segments] for t in workflow.tasks]
+        steps = iter(Fraction(n) for n in ints)
     else:
-        tick = rounded_tick(math.fsum(durations))
-        exact = False
-        steps = [[s.duration / float(tick) for s in t.segments] for t in workflow.tasks]
-    bounds = [[0.0, *_accumulate(row)] for row in steps]
-    return tick, bounds, exact
+        tick = rounded_tick(sum((fraction(d) for d in durations), Fraction(0)))
+        steps = iter(fraction(d) / tick for d in durations)
+    bounds = [
+        list(itertools.accumulate((next(steps) for _ in t.segments), initial=Fraction(0)))
+        for t in workflow.tasks
+    ]
+    return tick, bounds, found is not None
 
 
-def _accumulate(row: list[float]) -> list[float]:
-    out, total = [], 0.0
-    for x in row:
-        total += x
-        out.append(total)
-    return out
+def _grids(
+    workflow: Workflow, machine: Machine, resources: tuple[str, ...], up: bool
+) -> tuple[Fraction, list[list[Fraction]], bool, list[_Scaled]]:
+    """Tick, boundaries and resources, as exact as the limits allow.
+
+    A fine exact time grid can cost the demands their exactness (capacity ×
+    horizon past :data:`MAX_ENERGY`); then a rounded time grid is taken if it
+    makes every resource exact: exact demands keep which steps conflict,
+    which makes the relaxation's bound much closer than exact durations do.
+    """
+
+    def attempt(exact_time: bool) -> tuple[Fraction, list[list[Fraction]], bool, list[_Scaled]]:
+        tick, bounds, time_exact = _boundaries(workflow, exact_time)
+        horizon = sum(math.ceil(row[-1]) for row in bounds)
+        return (
+            tick,
+            bounds,
+            time_exact,
+            [_scale_resource(workflow, machine.capacity[r], r, horizon, up) for r in resources],
+        )
+
+    first = attempt(True)
+    if first[2] and not all(s.exact for s in first[3]):
+        second = attempt(False)
+        if all(s.exact for s in second[3]):
+            return second
+    return first
 
 
-def _pieces(bounds: list[float], demands: list[tuple[int, ...]]) -> tuple[int, tuple[Piece, ...]]:
+def _pieces(
+    bounds: list[Fraction], demands: list[tuple[int, ...]], up: bool
+) -> tuple[int, tuple[Piece, ...]]:
     """Pieces on whole ticks covering every segment, each with the highest demand it overlaps.
 
     With integer boundaries these are the segments themselves; with rounded
     ones a boundary tick carries the maximum of the segments meeting in it,
     so the scaled profile covers the real one wherever the task is placed.
+    For a relaxation (``up`` False) the task lasts its whole ticks only and a
+    boundary tick carries the minimum: a profile below the real one.
     """
-    length = math.ceil(bounds[-1] - INTEGRAL_TOLERANCE * max(1.0, bounds[-1]))
+    length = math.ceil(bounds[-1]) if up else math.floor(bounds[-1])
     cuts = {0, length}
     for x in bounds[1:-1]:
         cuts.update((min(math.floor(x), length), min(math.ceil(x), length)))
-    points = sorted(cuts)
+    pick = max if up else min
     pieces: list[Piece] = []
     zero = tuple(0 for _ in demands[0]) if demands else ()
-    for p, q in itertools.pairwise(points):
+    for p, q in itertools.pairwise(sorted(cuts)):
         hits = [
             d
             for k, d in enumerate(demands)
             if bounds[k] < bounds[k + 1] and bounds[k] < q and bounds[k + 1] > p
         ]
-        demand = tuple(max(col) for col in zip(*hits, strict=True)) if hits else zero
+        demand = tuple(pick(col) for col in zip(*hits, strict=True)) if hits else zero
         if pieces and pieces[-1].demand == demand:
             last = pieces.pop()
             pieces.append(Piece(last.offset, q - last.offset, demand))
@@ -209,7 +257,21 @@ def _pieces(bounds: list[float], demands: list[tuple[int, ...]]) -> tuple[int, t
     return length, tuple(pieces)
 
 
-def scale(workflow: Workflow, machine: Machine) -> Problem:
+def _note(tick: Fraction, time_exact: bool, rounded: list[tuple[str, Fraction]]) -> str:
+    """What was rounded, and the most each number moved."""
+    notes = (
+        []
+        if time_exact
+        else [f"durations rounded up to ticks of {float(tick):g} s (each by less than a tick)"]
+    )
+    notes += [
+        f"{r} demands rounded up to units of {float(unit):g} (a millionth of the capacity)"
+        for r, unit in rounded
+    ]
+    return "; ".join(notes)
+
+
+def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Problem:
     """The integer problem of ``workflow`` on ``machine``: clamped, scaled, conservative.
 
     Parameters
@@ -217,44 +279,68 @@ def scale(workflow: Workflow, machine: Machine) -> Problem:
     workflow, machine
         The instance; resources the machine does not list are left out
         (unconstrained).
+    relaxed
+        Round the other way where the scaling is not exact: durations and
+        demands down, profiles to what lasts whole ticks. Every real schedule
+        then maps to a schedule of this problem no longer than it (start
+        ``s`` at tick ``floor(s / tick)``), so its lower bounds, in ticks
+        times the tick, are lower bounds of the real problem.
 
     Returns
     -------
     Problem
-        Exact when every duration, demand and capacity scaled to an integer
-        with at most six decimals; otherwise rounded so that every schedule
-        of the problem is safe in reality.
+        Exact when the shortest decimals of every duration, demand and
+        capacity scale to integers within :data:`MAX_HORIZON` and
+        :data:`MAX_ENERGY`; otherwise rounded so that every schedule of the
+        problem is safe in reality.
     """
-    tick, bounds, time_exact = _boundaries(workflow)
     resources = tuple(r for r in machine.capacity if r in workflow.resources)
-    capacity, units, per_resource, exact_units = [], [], [], []
-    for resource in resources:
-        cap, unit, demands, exact = _scale_resource(workflow, resource, machine.capacity[resource])
-        capacity.append(cap)
-        units.append(unit)
-        per_resource.append(demands)
-        exact_units.append(exact)
+    tick, bounds, time_exact, scaled = _grids(workflow, machine, resources, not relaxed)
     lengths, pieces = [], []
     for i, row in enumerate(bounds):
-        segs = [tuple(per_resource[m][i][k] for m in range(len(resources))) for k in range(len(row) - 1)]
-        length, task_pieces = _pieces(row, segs)
+        segs = [tuple(s.demands[i][k] for s in scaled) for k in range(len(row) - 1)]
+        length, task_pieces = _pieces(row, segs, not relaxed)
         lengths.append(length)
         pieces.append(task_pieces)
     index = workflow.index
-    notes = [] if time_exact else [f"durations rounded up to ticks of {float(tick):g} s"]
-    notes += [f"{r} demands rounded up" for r, ok in zip(resources, exact_units, strict=True) if not ok]
     return Problem(
         ids=tuple(t.id for t in workflow.tasks),
         resources=resources,
-        capacity=tuple(capacity),
+        capacity=tuple(s.capacity for s in scaled),
         length=tuple(lengths),
         pieces=tuple(pieces),
         preds=tuple(tuple(index[p] for p in t.depends_on) for t in workflow.tasks),
         tick=tick,
-        units=tuple(units),
-        exact=time_exact and all(exact_units),
-        note="; ".join(notes),
+        units=tuple(s.unit for s in scaled),
+        exact=time_exact and all(s.exact for s in scaled),
+        time_exact=time_exact,
+        note=_note(
+            tick, time_exact, [(r, s.unit) for r, s in zip(resources, scaled, strict=True) if not s.exact]
+        ),
     )
+
+
+def as_instance(problem: Problem) -> tuple[Workflow, Machine]:
+    """The integer problem as a workflow and a machine: a tick as a second, a unit as an amount.
+
+    For the heuristics, when the real schedule they give does not fit the
+    rounded-up problem: on these integers their schedules do, exactly.
+    """
+    tasks = []
+    for task_id, preds, pieces, length in zip(
+        problem.ids, problem.preds, problem.pieces, problem.length, strict=True
+    ):
+        segments = tuple(
+            Segment(
+                duration=float(p.size),
+                demand={r: float(n) for r, n in zip(problem.resources, p.demand, strict=True) if n},
+            )
+            for p in pieces
+        ) or (Segment(duration=float(length)),)
+        depends = tuple(problem.ids[i] for i in preds)
+        tasks.append(Task(id=task_id, depends_on=depends, profile=segments))
+    capacity = dict(zip(problem.resources, map(float, problem.capacity), strict=True))
+    return Workflow(id="scaled", tasks=tuple(tasks)), Machine(name="scaled", capacity=capacity)
 
 
 def mirror(problem: Problem) -> Problem:

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash
-from peakopt.oracle import TOLERANCE, cva_floor, evaluate
-from peakopt.solver.bounds import lower_bound, real_lower_bound
-from peakopt.solver.conflicts import greedy_cliques, structure, topological_order
-from peakopt.solver.cpsat import Options
-from peakopt.solver.feasibility import end, serial, to_seconds, to_ticks
+from peakopt.oracle import Score, cva_floor, evaluate, same_time
+from peakopt.oracle.exact import fraction
+from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
+from peakopt.solver.conflicts import Node, greedy_cliques, structure, topological_order
+from peakopt.solver.cpsat import Options, Progress
+from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import solve_milp
-from peakopt.solver.scaling import Problem, scale
-from peakopt.solver.search import Limits, Outcome, search
+from peakopt.solver.scaling import Problem, as_instance, scale
+from peakopt.solver.search import MIN_PHASE, Limits, Outcome, search
 
 Backend = Literal["cpsat", "milp"]
 BACKENDS: tuple[Backend, ...] = ("cpsat", "milp")
@@ -45,8 +49,15 @@ def _start(
     problem: Problem, workflow: Workflow, machine: Machine, hint: Schedule | None, seed: int
 ) -> list[int]:
     """The starting schedule in ticks: the hint or the heuristic, else serial (always feasible)."""
+    if sum(real_lengths(workflow)) > sys.float_info.max:
+        # the heuristics add seconds in floats, which cannot hold this workflow's total
+        return serial(problem, topological_order(problem))
     schedule = hint if hint is not None else initial_schedule(workflow, machine, seed)
     ticks = to_ticks(problem, schedule)
+    if ticks is None and not problem.exact:
+        # real starts seldom fit rounded-up durations; the heuristics on the integers do
+        flow, box = as_instance(problem)
+        ticks = to_ticks(problem, initial_schedule(flow, box, seed), Fraction(1))
     return ticks if ticks is not None else serial(problem, topological_order(problem))
 
 
@@ -108,30 +119,23 @@ def solve(
     began = time.perf_counter()
     problem = scale(workflow, machine)
     cliques = greedy_cliques(problem)
-    lower = lower_bound(problem, cliques)
     initial = _start(problem, workflow, machine, hint, seed)
     limits = Limits(time_limit, workers, seed, gap_limit)
     ticks = None
     if progress is not None:
         report = progress
+        # a rounded problem's bounds are not bounds of the real one: show the real data's
+        real = None if problem.exact else float_below(real_lower_bound(workflow, machine))
 
         def ticks(incumbent: int | None, bound: int) -> None:
-            report(None if incumbent is None else problem.seconds(incumbent), problem.seconds(bound))
+            shown = problem.seconds(bound) if real is None else real
+            report(None if incumbent is None else problem.seconds(incumbent), shown)
 
-    if backend == "milp":
-        outcome = solve_milp(problem, initial=initial, lower=lower, limits=limits)
-    elif end(problem, initial) <= lower:
-        outcome = Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
-    else:
-        outcome = search(
-            problem,
-            initial=initial,
-            lower=lower,
-            found=structure(problem, cliques),
-            limits=limits,
-            options=options or Options(),
-            progress=ticks,
-        )
+    outcome = _search(problem, initial, cliques, limits, backend, options or Options(), ticks)
+    relaxed = None
+    if not problem.exact:
+        left = replace(limits, time_limit=time_limit - (time.perf_counter() - began))
+        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or Options())
     params = {
         "time_limit": time_limit,
         "workers": workers,
@@ -139,7 +143,86 @@ def solve(
         "gap_limit": gap_limit,
         "phases": outcome.phases,
     }
-    return _result(workflow, machine, problem, outcome, backend, params, time.perf_counter() - began)
+    return _result(workflow, machine, problem, outcome, relaxed, backend, params, time.perf_counter() - began)
+
+
+def _search(
+    problem: Problem,
+    initial: list[int],
+    cliques: list[list[Node]],
+    limits: Limits,
+    backend: str,
+    options: Options,
+    progress: Progress | None = None,
+) -> Outcome:
+    """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
+    lower = lower_bound(problem, cliques)
+    if backend == "milp":
+        return solve_milp(problem, initial=initial, lower=lower, limits=limits)
+    if end(problem, initial) <= lower:
+        return Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
+    found = structure(problem, cliques)
+    return search(
+        problem, initial=initial, lower=lower, found=found, limits=limits, options=options, progress=progress
+    )
+
+
+@dataclass(frozen=True)
+class _Relaxation:
+    """What the relaxation of rounded data gives: a real lower bound, and its best schedule in ticks."""
+
+    bound: Fraction
+    problem: Problem
+    starts: list[int]
+
+
+def _relaxation(
+    workflow: Workflow, machine: Machine, outcome: Outcome, limits: Limits, backend: str, options: Options
+) -> _Relaxation:
+    """A lower bound in seconds on the optimum of rounded data, exactly, and the relaxation's schedule.
+
+    The best of the real data's critical path and energy and of the proven
+    bound of the relaxation (:func:`~peakopt.solver.scaling.scale` with
+    ``relaxed``), searched from the rounded problem's schedule (which it
+    admits: its lengths and demands are no larger) for the time left. Its
+    schedule, compressed in real time, may be safe too (the oracle decides):
+    rounding demands up can forbid a pair that the oracle lets share a capacity.
+    """
+    relaxed = scale(workflow, machine, relaxed=True)
+    cliques = greedy_cliques(relaxed)
+    best = max(real_lower_bound(workflow, machine), lower_bound(relaxed, cliques) * relaxed.tick)
+    initial = (
+        outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, topological_order(relaxed))
+    )
+    if limits.time_limit < MIN_PHASE or backend != "cpsat":
+        return _Relaxation(best, relaxed, initial)
+    found = _search(relaxed, initial, cliques, limits, backend, options)
+    return _Relaxation(max(best, found.bound * relaxed.tick), relaxed, found.starts)
+
+
+def _real(
+    workflow: Workflow, machine: Machine, problem: Problem, ticks: list[int], relaxed: _Relaxation | None
+) -> tuple[dict[str, float], Score]:
+    """The schedule in seconds and the oracle's score of it, in real time and units.
+
+    On rounded data the schedule compressed in real time
+    (:func:`~peakopt.solver.feasibility.left_justified`), and so compressed the
+    relaxation's, replace it when the oracle finds them safe and shorter.
+    """
+    schedules = [to_seconds(problem, ticks)]
+    if not problem.time_exact:
+        schedules.append(left_justified(workflow, problem, ticks))
+    if relaxed is not None:
+        schedules.append(left_justified(workflow, relaxed.problem, relaxed.starts))
+    best = None
+    for starts in schedules:
+        score = evaluate(
+            workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
+        )
+        if best is None or (score.valid and score.safe and score.makespan < best[1].makespan):
+            best = (starts, score)
+    assert best is not None
+    return best
 
 
 def _result(
@@ -147,23 +230,53 @@ def _result(
     machine: Machine,
     problem: Problem,
     outcome: Outcome,
+    relaxed: _Relaxation | None,
     backend: str,
     params: dict[str, object],
     seconds: float,
 ) -> SolveResult:
-    """The outcome in seconds, judged by the oracle before it is returned."""
-    starts = to_seconds(problem, outcome.starts)
-    score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
+    """The outcome as the oracle judges its real starts: the figures are those, in real units.
+
+    On exactly scaled data the integer problem is the real one, so its bound
+    and its proof hold; on rounded data the bound comes from the real data,
+    and the result is optimal only when the real makespan meets it.
+    """
+    if not math.isfinite(problem.seconds(outcome.makespan)):
+        return SolveResult(
+            workflow=workflow.id,
+            machine=machine.name,
+            status="error",
+            solver=backend,
+            params=params,
+            seconds=seconds,
+            exact=problem.exact,
+            tick=float(problem.tick),
+            message="the best schedule found ends past the largest float (1.8e308 s): no start is writable",
+            workflow_hash=content_hash(workflow),
+            machine_hash=content_hash(machine),
+        )
+    starts, score = _real(workflow, machine, problem, outcome.starts, relaxed)
     makespan = score.makespan
     if problem.exact:
-        # the exact decimal value, rather than a sum of float starts and durations
-        makespan, bound = problem.seconds(outcome.makespan), problem.seconds(outcome.bound)
+        lower = outcome.bound * problem.tick
+        proven = outcome.makespan <= outcome.bound
+        agrees = same_time(makespan, problem.seconds(outcome.makespan))
     else:
-        bound = min(makespan, real_lower_bound(workflow, machine))
-    proven = makespan <= bound + TOLERANCE * max(1.0, bound)
+        lower = relaxed.bound if relaxed is not None else real_lower_bound(workflow, machine)
+        ends = (fraction(starts[t]) + d for t, d in zip(problem.ids, real_lengths(workflow), strict=True))
+        proven = max(ends, default=Fraction(0)) <= lower
+        agrees = makespan <= problem.seconds(outcome.makespan)  # rounding up only lengthens
+    # a proven optimum is reported as the makespan's float; any other bound rounded down
+    bound = makespan if proven else min(float_below(lower), makespan)
     status: Literal["optimal", "feasible", "error"] = "optimal" if proven else "feasible"
     message = problem.note or None
-    if not (score.valid and score.safe and abs(score.makespan - makespan) <= TOLERANCE * max(1.0, makespan)):
+    if message and not proven:
+        message += "; the real optimum lies between lower_bound and makespan"
+    floor = cva_floor(workflow, machine)
+    if not math.isfinite(floor):  # e.g. a demand of 1e300 on a capacity of 1e-300
+        floor = sys.float_info.max
+        message = "; ".join(filter(None, [message, "cva floor past the largest float, reported as it"]))
+    if not (score.valid and score.safe and agrees):
         status, message = (
             "error",
             "internal error: the oracle rejects the schedule: "
@@ -176,7 +289,7 @@ def _result(
         makespan=makespan,
         lower_bound=bound,
         starts=starts,
-        cva_floor=cva_floor(workflow, machine),
+        cva_floor=floor,
         solver=backend,
         params=params,
         seconds=seconds,

@@ -56,3 +56,31 @@ def assert_safe(result: SolveResult, workflow: Workflow, machine: Machine) -> No
     assert result.lower_bound <= result.makespan + 1e-9
     if result.status == "optimal":
         assert abs(result.lower_bound - result.makespan) <= 1e-9 * max(1.0, result.makespan)
+
+
+def _decimal(draw: st.DrawFn, low: int, high: int) -> float:
+    """A positive decimal of up to six significant digits, from 10**low up to 10**high."""
+    return float(f"{draw(st.integers(1, 999999))}e{draw(st.integers(low, high - 6))}")
+
+
+@st.composite
+def magnitude_instances(draw: st.DrawFn, max_tasks: int = 6) -> tuple[Workflow, Machine]:
+    """Mixed magnitudes in one instance: 1e-9 s beside 1e10 s, demands from 1e-6 to 1e9.
+
+    Some steps are piecewise, some over a capacity on their own; many such
+    instances cannot be scaled exactly, which is what they are for.
+    """
+    count = draw(st.integers(2, max_tasks))
+    tasks = []
+    for i in range(count):
+        preds = [f"t{j}" for j in range(i) if draw(st.integers(0, 3)) == 0]
+        segments = [
+            {
+                "duration": _decimal(draw, -9, 10),
+                "demand": {r: _decimal(draw, -6, 9) for r in TINY_RESOURCES if draw(st.booleans())},
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
+        tasks.append(Task(id=f"t{i}", depends_on=preds, profile=segments))
+    capacity = {r: _decimal(draw, -3, 9) for r in TINY_RESOURCES if draw(st.integers(0, 3))}
+    return Workflow(id="w", tasks=tasks), Machine(name="m", capacity=capacity or {"cpu": 1.0})

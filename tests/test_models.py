@@ -151,3 +151,14 @@ def test_ints_and_numpy_numbers_are_still_numbers(value: float) -> None:
     for number in (value, np.float64(value), np.int64(int(value))):
         assert Task(id="a", duration=number).duration == float(number)
         assert Machine(name="m", capacity={"cpu": number + 1}).capacity["cpu"] == float(number + 1)
+
+
+def test_a_copy_with_changed_fields_recomputes_what_was_cached() -> None:
+    task = Task(id="a", duration=1.0, demand={"cpu": 1})
+    assert task.segments[0].duration == 1.0  # cached
+    longer = task.model_copy(update={"duration": 5.0})
+    assert longer.segments[0].duration == 5.0 and longer.length == 5.0
+    workflow = Workflow(id="w", tasks=[task])
+    assert workflow.index == {"a": 0}  # cached
+    other = workflow.model_copy(update={"tasks": (Task(id="b", duration=1.0), task)})
+    assert other.index == {"b": 0, "a": 1} and set(other.graph) == {"a", "b"}

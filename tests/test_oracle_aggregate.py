@@ -17,6 +17,7 @@ from peakopt.oracle.aggregate import (
     spearman,
     summarise,
 )
+from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import Violation
 
@@ -60,6 +61,17 @@ def test_summary_by_hand() -> None:
     assert (s.gap.count, s.gap.max) == (2, 0.3)
     assert (s.gap.mean, s.gap.median, s.gap.p95) == pytest.approx((0.2, 0.2, 0.29))
     assert s.gap_vs_lb is None
+
+
+def test_an_undefined_mru_leaves_its_record_out_of_the_mru_means() -> None:
+    # a workflow of zero-duration steps: makespan 0, MRU undefined (None), not 0
+    instant = row(makespan=0.0, mru=None, strict_mru=None, safe_mru=None)
+    s = summarise([*ROWS, instant])
+    assert s.strict_mru == pytest.approx((0.5 + 0 + 0.6) / 4)
+    assert s.safe_mru == pytest.approx((0.5 + 0.6) / 4)
+    alone = summarise([instant])
+    assert alone.strict_mru is None and alone.safe_mru is None
+    assert [cell(alone) for _, cell in summary_columns(gaps=False)][-2:] == ["-", "-"]
 
 
 def test_groups_in_order_of_appearance() -> None:

@@ -100,3 +100,100 @@ def test_refund_asap_gap_against_the_optimum() -> None:
     )
     # 5.4 s is faster than the optimum because it overflows: unsafe, so no (negative) gap
     assert score.makespan == pytest.approx(5.4) and not score.safe and score.gap is None
+
+
+CPU = Machine(name="m", capacity={"cpu": 1})
+
+
+def _steps(**durations: float) -> Workflow:
+    """Independent steps that each need the whole cpu."""
+    return Workflow(id="w", tasks=[Task(id=t, duration=d, demand={"cpu": 1}) for t, d in durations.items()])
+
+
+@pytest.mark.parametrize("third", [0.3, 0.1 + 0.2])
+def test_back_to_back_steps_from_decimal_sums_overlap_nothing(third: float) -> None:
+    # b ends at 0.1 + 0.2 = 0.3 exactly; c starts at 0.3 or at the float sum 0.30000000000000004
+    score = evaluate(
+        _steps(a=0.1, b=0.2, c=0.3), CPU, Schedule(workflow="w", starts={"a": 0, "b": 0.1, "c": third})
+    )
+    assert score.cva == 0 and score.avoidable_cva == 0 and score.safe
+    assert score.violations == ()  # not "cpu 2/1 over [0.3, 0.3)"
+    assert score.resources["cpu"].peak_ratio == 1.0
+    assert score.strict_mru == score.mru == pytest.approx(1.0, rel=1e-12)  # (a 4e-17 s gap at most)
+    assert score.makespan == pytest.approx(0.6, rel=1e-12)
+
+
+def test_a_start_summed_just_below_the_decimal_end_follows_it() -> None:
+    # b starts at 0.7 + 0.1 = 0.7999999999999999, a step that ends at 0.8 before it
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="a", duration=0.7, demand={"cpu": 1}),
+            Task(id="x", duration=0.1, demand={"cpu": 1}, depends_on=["a"]),
+            Task(id="b", duration=0.2, demand={"cpu": 1}, depends_on=["x"]),
+        ],
+    )
+    score = evaluate(workflow, CPU, Schedule(workflow="w", starts={"a": 0, "x": 0.7, "b": 0.7 + 0.1}))
+    assert score.valid and score.safe and score.cva == 0 and score.violations == ()
+
+
+def test_loads_summing_to_the_capacity_in_decimals_are_at_capacity() -> None:
+    workflow = Workflow(
+        id="w",
+        tasks=[Task(id="a", duration=1, demand={"cpu": 0.1}), Task(id="b", duration=1, demand={"cpu": 0.2})],
+    )
+    score = evaluate(
+        workflow, Machine(name="m", capacity={"cpu": 0.3}), Schedule(workflow="w", starts={"a": 0, "b": 0})
+    )
+    assert score.cva == 0 and score.strict_mru == score.mru == 1.0
+    assert score.resources["cpu"].peak == 0.3  # not 0.30000000000000004
+
+
+@pytest.mark.parametrize("at", [0.0, 1e7 - 1])
+def test_a_ten_millisecond_double_overload_is_unsafe_however_long_the_schedule(at: float) -> None:
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="a", duration=0.01, demand={"cpu": 1}),
+            Task(id="b", duration=0.01, demand={"cpu": 1}),
+            Task(id="long", duration=1e7),
+        ],
+    )
+    score = evaluate(workflow, CPU, Schedule(workflow="w", starts={"a": at, "b": at, "long": 0}))
+    assert not score.safe and score.avoidable_cva == pytest.approx(0.01, rel=1e-12)
+    assert score.strict_mru == 0 and score.safe_mru == 0
+    (overflow,) = score.violations
+    assert overflow.avoidable and overflow.message == f"cpu 2/1 over [{at!r}, {at + 0.01!r})"
+
+
+@pytest.mark.parametrize("unit", [1.0, 1e6], ids=["seconds", "microseconds"])
+def test_a_short_overlap_gets_one_verdict_in_seconds_and_microseconds(unit: float) -> None:
+    # a 0.5 ns overlap in a 1 ms schedule: today safe in seconds (1e-9 · max(1, span)), unsafe in µs
+    workflow = _steps(a=1e-3 * unit, b=1e-3 * unit)
+    starts = {"a": 0.0, "b": (1e-3 - 5e-10) * unit}
+    score = evaluate(workflow, CPU, Schedule(workflow="w", starts=starts))
+    assert not score.safe and score.avoidable_cva == pytest.approx(5e-10 * unit, rel=1e-6)
+
+
+def test_mru_at_makespan_zero_is_undefined() -> None:
+    workflow = Workflow(id="w", tasks=[Task(id="a", duration=0, demand={"cpu": 1}), Task(id="b", duration=0)])
+    score = evaluate(workflow, CPU, Schedule(workflow="w", starts={"a": 0, "b": 0}))
+    assert score.valid and score.safe and score.makespan == 0
+    assert score.mru is None and score.strict_mru is None and score.safe_mru is None
+    unsafe = evaluate(workflow, CPU, Schedule(workflow="w", starts={"a": 0}))  # b has no start
+    assert unsafe.mru is None and unsafe.safe_mru == 0.0  # unsafe earns nothing, defined or not
+
+
+def test_mru_with_a_negative_start_spans_from_that_start() -> None:
+    score = evaluate(_steps(a=2.0), CPU, Schedule(workflow="w", starts={"a": -1.0}))
+    assert not score.valid and score.makespan == 1.0
+    assert score.mru == 1.0  # busy over its whole span [-1, 1), not 2 s of use in a 1 s makespan
+    assert score.safe_mru == 0.0
+
+
+def test_a_ratio_past_the_float_range_is_infinite_not_a_crash() -> None:
+    workflow = Workflow(id="w", tasks=[Task(id="a", duration=1, demand={"cpu": 1e300})])
+    score = evaluate(
+        workflow, Machine(name="m", capacity={"cpu": 1e-300}), Schedule(workflow="w", starts={"a": 0})
+    )
+    assert score.safe and score.resources["cpu"].peak_ratio == float("inf") and score.cva == float("inf")

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
+from fractions import Fraction
+
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracle_helpers import serial as serial_schedule
 from paths import J30, PATTERSON, j30_optima, patterson_optima
-from solver_helpers import assert_safe, tiny_instances
+from solver_helpers import assert_safe, magnitude_instances, tiny_instances
 from strategies import machines, workflows
 
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle import evaluate, same_time
 from peakopt.solver import solve
 from peakopt.solver.cpsat import Options
+from peakopt.solver.heuristics import best_schedule
+from peakopt.solver.scaling import scale
 
 QUICK_J30 = ["j301_1", "j301_2", "j305_3", "j3011_4", "j3021_5", "j3037_2", "j3048_10"]
 QUICK_PATTERSON = ["pat1", "pat9", "pat50", "pat104"]
@@ -168,3 +176,206 @@ def test_invalid_arguments_raise(kwargs: dict[str, object], message: str) -> Non
     workflow, machine = _instance("bundled:refund")
     with pytest.raises(ValueError, match=message):
         solve(workflow, machine, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_dozen_steps_of_a_million_seconds_and_a_millisecond_on_three_resources() -> None:
+    # today: tick 1e6 s "exact", each step 1 ms short, "status error: the oracle rejects the schedule"
+    demand = [{"cpu": 2, "mem": 3, "gpu": 1}, {"cpu": 1, "mem": 1, "gpu": 3}, {"cpu": 3, "mem": 2, "gpu": 2}]
+    workflow = Workflow(
+        id="w",
+        tasks=[Task(id=f"t{i}", duration=1000000.001, demand=demand[i % 3]) for i in range(12)],
+    )
+    machine = Machine(name="m", capacity={"cpu": 4, "mem": 4, "gpu": 4})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.exact and result.tick == 1000000.001  # every step is one tick, exactly
+    # the first and second kinds pair up, the third runs alone: 4 + 4 ticks
+    assert result.status == "optimal" and result.makespan == 8000000.008
+
+
+def test_a_million_seconds_and_a_millisecond_then_one_second_is_optimal_to_the_millisecond() -> None:
+    # today: optimal and exact at 1000001.0, b starting 1 ms before a ends (and the oracle agreed)
+    workflow = Workflow(
+        id="w", tasks=[Task(id="a", duration=1000000.001), Task(id="b", duration=1, depends_on=["a"])]
+    )
+    result = solve(workflow, Machine(name="m", capacity={"cpu": 1}), time_limit=10)
+    assert result.status == "optimal" and result.exact and result.tick == 0.001
+    assert result.makespan == result.lower_bound == 1000001.001
+    assert result.starts == {"a": 0.0, "b": 1000000.001}
+
+
+def test_demands_a_billionth_of_the_capacity_apart_never_share_it() -> None:
+    # 500000.0004 + 499999.9998 > 1000000: today "optimal at 10 s" where the optimum is 20 s
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="a", duration=10, demand={"cpu": 500000.0004}),
+            Task(id="b", duration=10, demand={"cpu": 499999.9998}),
+        ],
+    )
+    machine = Machine(name="m", capacity={"cpu": 1000000})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.status == "optimal" and result.exact
+    assert result.makespan == result.lower_bound == 20.0
+
+
+def test_a_microsecond_beside_ten_million_seconds_is_rounded_safely_and_bounded() -> None:
+    # no exact tick keeps the horizon small: durations round up, the result says so and by how much
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="a", duration=1e7 + 0.000001, demand={"cpu": 0.7}),
+            Task(id="b", duration=0.000001, demand={"cpu": 0.7}),
+            Task(id="c", duration=3.14159, demand={"cpu": 0.2}, depends_on=["b"]),
+        ],
+    )
+    machine = Machine(name="m", capacity={"cpu": 1})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert not result.exact and result.message is not None and "rounded up to ticks of" in result.message
+    optimum = Fraction("10000000.000001") + Fraction("0.000001")  # a and b conflict; c fits beside a
+    assert result.lower_bound <= optimum <= Fraction(repr(result.makespan))
+
+
+@settings(max_examples=40, deadline=None)
+@given(magnitude_instances())
+def test_any_magnitudes_give_a_safe_schedule_and_a_valid_bound(instance: tuple[Workflow, Machine]) -> None:
+    # 1e-9 s beside 1e10 s, huge and tiny demands: never an error, the oracle accepts every result
+    workflow, machine = instance
+    result = solve(workflow, machine, time_limit=5)
+    assert_safe(result, workflow, machine)
+    assert result.lower_bound is not None and result.makespan is not None
+    # the bound is below every safe schedule, so below the optimum (these add floats: up to noise)
+    for other in (serial_schedule(workflow), best_schedule(workflow, machine, effort="fast")):
+        score = evaluate(workflow, machine, other)
+        if score.valid and score.safe:
+            assert result.lower_bound <= score.makespan or same_time(result.lower_bound, score.makespan)
+    if result.exact:  # the integer problem is the real one: every duration is whole ticks
+        tick = scale(workflow, machine).tick
+        assert all(
+            (Fraction(repr(s.duration)) / tick).denominator == 1 for t in workflow.tasks for s in t.segments
+        )
+    if result.status == "optimal":
+        assert result.lower_bound == result.makespan
+
+
+@settings(max_examples=30, deadline=None)
+@given(magnitude_instances(), st.booleans())
+def test_the_bound_never_passes_a_known_optimum(instance: tuple[Workflow, Machine], chain: bool) -> None:
+    # constructed optima: a chain (its length), or steps that each need more than half the machine
+    workflow, machine = instance
+    if chain:
+        tasks = [
+            Task(id=t.id, depends_on=[workflow.tasks[i - 1].id] if i else [], profile=t.segments)
+            for i, t in enumerate(workflow.tasks)
+        ]
+    else:
+        tasks = [
+            Task(id=t.id, duration=t.length, demand={r: c * 0.75 for r, c in machine.capacity.items()})
+            for t in workflow.tasks
+        ]
+    workflow = Workflow(id="w", tasks=tasks)
+    optimum = sum((Fraction(repr(s.duration)) for t in workflow.tasks for s in t.segments), Fraction(0))
+    result = solve(workflow, machine, time_limit=5)
+    assert_safe(result, workflow, machine)
+    assert result.lower_bound is not None and result.makespan is not None
+    # (a proven optimum is reported as the nearest float, which may print a hair either side)
+    assert Fraction(repr(result.lower_bound)) <= optimum or same_time(result.lower_bound, float(optimum))
+    assert optimum <= Fraction(repr(result.makespan)) or same_time(result.makespan, float(optimum))
+
+
+def test_a_load_within_the_tolerance_of_the_capacity_is_allowed_as_the_oracle_allows_it() -> None:
+    # 0.4 + 0.30000000000000004 is 1e-16 over 0.7: the oracle calls that at capacity, so must the model
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="a", duration=1, demand={"cpu": 0.4}),
+            Task(id="b", duration=1, demand={"cpu": 0.1 + 0.2}),
+        ],
+    )
+    machine = Machine(name="m", capacity={"cpu": 0.7})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.exact and result.status == "optimal" and result.makespan == 1.0
+
+
+@st.composite
+def noisy_instances(draw: st.DrawFn) -> tuple[Workflow, Machine]:
+    """2–3 steps of 1–3 s whose demands and capacity are float sums of tenths (0.1 + 0.2...)."""
+
+    def tenths() -> float:
+        return sum([0.1] * draw(st.integers(1, 9)), 0.0)
+
+    count = draw(st.integers(2, 3))
+    tasks = [
+        Task(
+            id=f"t{i}",
+            duration=draw(st.integers(1, 3)),
+            demand={"cpu": tenths()},
+            depends_on=[f"t{j}" for j in range(i) if draw(st.integers(0, 3)) == 0],
+        )
+        for i in range(count)
+    ]
+    return Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"cpu": tenths()})
+
+
+@settings(max_examples=25, deadline=None)
+@given(noisy_instances())
+def test_the_optimum_is_the_best_schedule_the_oracle_calls_safe(instance: tuple[Workflow, Machine]) -> None:
+    # brute force over whole-second starts (enough for whole-second durations): solver and oracle agree
+    workflow, machine = instance
+    horizon = int(sum(t.length for t in workflow.tasks))
+    scores = (
+        evaluate(
+            workflow, machine, Schedule(workflow="w", starts=dict(zip(workflow.index, starts, strict=True)))
+        )
+        for starts in itertools.product(range(horizon + 1), repeat=len(workflow.tasks))
+    )
+    best = min(score.makespan for score in scores if score.safe)
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert result.lower_bound is not None and result.lower_bound <= best
+    if result.exact:
+        assert result.status == "optimal" and result.makespan == best
+
+
+@pytest.mark.parametrize(
+    ("tasks", "capacity"),
+    [
+        ([Task(id="a", duration=1e300, demand={"c": 1}), Task(id="b", duration=3e299, demand={"c": 1})], 1.0),
+        ([Task(id="a", duration=5e-324, demand={"c": 1}), Task(id="b", duration=1, demand={"c": 1})], 1.0),
+        (
+            [Task(id="a", duration=1, demand={"c": 1e300}), Task(id="b", duration=2, demand={"c": 1e-300})],
+            1e-300,
+        ),
+        ([Task(id=f"t{i}", duration=[1e-9, 1e10, 3.3333][i % 3], demand={"c": 0.6}) for i in range(9)], 1.0),
+    ],
+    ids=["1e300 s", "denormal", "1e300 on 1e-300", "1e-9 s beside 1e10 s"],
+)
+def test_extreme_finite_numbers_give_a_safe_schedule(tasks: list[Task], capacity: float) -> None:
+    workflow, machine = Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"c": capacity})
+    assert_safe(solve(workflow, machine, time_limit=10), workflow, machine)
+
+
+def test_a_schedule_past_the_largest_float_is_an_error_not_a_crash() -> None:
+    # two steps of 1.7e308 s that cannot overlap end past any float: nothing to write, and it says so
+    tasks = [Task(id=t, duration=1.7e308, demand={"c": 1}) for t in "ab"]
+    result = solve(Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"c": 1}), time_limit=5)
+    assert result.status == "error" and result.starts is None
+    assert result.message is not None and "past the largest float" in result.message
+
+
+def test_demands_with_float_noise_are_rounded_without_losing_what_the_oracle_allows() -> None:
+    # 17-digit durations and demands (0.1 * i + 0.2...): no exact grid fits, so both round; rounding
+    # demands up forbids pairs that sum to the capacity plus noise, which the oracle allows: the
+    # relaxation's schedule, judged by the oracle, closes the gap
+    workflow = Workflow(
+        id="w",
+        tasks=[Task(id=f"t{i}", duration=0.1 * (i + 1) + 0.2, demand={"c": 0.1 * i}) for i in range(10)],
+    )
+    machine = Machine(name="m", capacity={"c": 0.7})
+    result = solve(workflow, machine, time_limit=10)
+    assert_safe(result, workflow, machine)
+    assert not result.exact and result.status == "optimal"
+    assert result.makespan == result.lower_bound == pytest.approx(5.7, rel=1e-12)

@@ -8,19 +8,22 @@ the tuples here.
 from __future__ import annotations
 
 import heapq
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from peakopt.models import Machine, Task, Workflow
+from peakopt.oracle import TOLERANCE
 
 #: Relative slack on capacities: a load may exceed a capacity by this fraction
-#: of it (floating-point residue only), far below the oracle's tolerance.
-LOAD_SLACK = 1e-12
+#: of it (floating-point residue only), a tenth of the oracle's tolerance so
+#: that the residue of the free-capacity sums stays within it.
+LOAD_SLACK = TOLERANCE / 10
 
 #: Relative slack on times: overlaps shorter than this fraction of the
-#: horizon are rounding artefacts, not overlaps.
-TIME_SLACK = 1e-12
+#: makespan's lower bound are rounding artefacts, not overlaps. The bound is
+#: at most any schedule's makespan, so such overlaps stay within the oracle's
+#: tolerance (relative to the schedule's time scale) whatever the unit.
+TIME_SLACK = TOLERANCE
 
 #: One resource need of a segment: (resource index, amount, smallest free
 #: capacity that admits it).
@@ -229,8 +232,7 @@ def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
             succs[p].append(j)
     lengths = tuple((t.duration or 0.0) if t.profile is None else t.length for t in tasks)
     built = [_blocks(t, index, capacity) for t in tasks]
-    horizon = math.fsum(lengths)
-    return Problem(
+    problem = Problem(
         workflow=workflow.id,
         machine=machine.name if machine is not None else None,
         ids=tuple(t.id for t in tasks),
@@ -242,5 +244,6 @@ def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
         capacity=capacity,
         blocks=tuple(b for b, _ in built),
         peak=tuple(p for _, p in built),
-        eps=TIME_SLACK * max(1.0, horizon),
+        eps=0.0,
     )
+    return replace(problem, eps=TIME_SLACK * problem.lower_bound)
