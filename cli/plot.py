@@ -66,7 +66,10 @@ def from_files(paths: tuple[str, ...], workflow: Workflow, machine: Machine) -> 
     found = []
     for path in paths:
         for record in read_records(path):
-            data = record.data or {}
+            if record.data is None:  # a torn or damaged line: say so, it may be the one wanted
+                warn(f"{path}: line {record.line}: {record.error or 'unreadable'}; skipped")
+                continue
+            data = record.data
             if data.get("workflow") != workflow.id or data.get("machine") not in (None, machine.name):
                 continue
             row = score_record(data, suite, line=record.line, error=record.error)

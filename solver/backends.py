@@ -67,6 +67,8 @@ def _worker_init(queue: Queue[Any], starts: Any, parent: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's own handler is not for workers
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
     _die_with(parent)
+    # progress messages are best effort: a worker never waits at exit to flush them
+    queue.cancel_join_thread()
     _QUEUE, _STARTS = queue, starts
 
 
@@ -180,7 +182,7 @@ class LocalBackend(Backend):
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
-        self.queue: Queue[Any] = get_context().Queue()
+        self.queue: Queue[Any] | None = None
         self.starts: Any = get_context().RawArray("q", START_SLOTS)
         self.tokens: dict[int, Future[Any]] = {}
         self.count = itertools.count()
@@ -188,6 +190,11 @@ class LocalBackend(Backend):
 
     def _new_pool(self) -> ProcessPoolExecutor:
         self.workers: dict[int, Any] = {}
+        # A new queue with every pool: a worker killed while it sent a message (a hang
+        # ended, a crash) may leave the old queue's write lock held for good.
+        if self.queue is not None:
+            self.queue.close()
+        self.queue = get_context().Queue()
         return ProcessPoolExecutor(
             max_workers=self.jobs,
             initializer=_worker_init,
@@ -269,11 +276,12 @@ class LocalBackend(Backend):
     def messages(self) -> list[Any]:
         """Drain the queue the workers report to."""
         found = []
-        while True:
+        while self.queue is not None:
             try:
                 found.append(self.queue.get_nowait())
-            except Empty:
-                return found
+            except (Empty, OSError, ValueError):  # drained, or closed with the pool it served
+                break
+        return found
 
     def close(self, now: bool) -> None:
         """Wait for the workers to finish, or end them now."""
@@ -281,7 +289,8 @@ class LocalBackend(Backend):
             self._terminate()
         else:
             self.pool.shutdown()
-        self.queue.close()
+        if self.queue is not None:
+            self.queue.close()
 
 
 class DaskBackend(Backend):

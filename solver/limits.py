@@ -45,7 +45,10 @@ def time_limit(limit: float | None) -> Iterator[None]:
     """
     if limit is None:
         yield
-    elif threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        return
+    # a longer wait is no limit at all, and timers refuse it (setitimer(1e300) overflows)
+    limit = min(limit, threading.TIMEOUT_MAX)
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
         with _alarm(limit):
             yield
     else:

@@ -170,3 +170,43 @@ def test_a_limit_longer_than_a_timer_takes_is_no_limit(monkeypatch: pytest.Monke
 )
 def test_no_more_workers_than_items(where: Where, items: int, expected: Where) -> None:
     assert where.at_most(items) == expected
+
+
+@pytest.mark.parametrize("in_thread", [False, True], ids=["main thread", "other thread"])
+def test_a_soft_limit_longer_than_a_timer_takes_is_no_limit(in_thread: bool) -> None:
+    caught: list[BaseException] = []
+
+    def block() -> None:
+        try:
+            with time_limit(1e300):  # setitimer(1e300) and Timer(1e300) both overflow
+                time.sleep(0.05)
+        except BaseException as exc:
+            caught.append(exc)
+
+    if in_thread:
+        thread = threading.Thread(target=block)
+        thread.start()
+        thread.join()
+    else:
+        block()
+    assert caught == []
+
+
+def chatty(x: int) -> int:
+    """Reports to the parent; 7 dies first (it may take the queue's write lock with it)."""
+    if x == 7:  # dies while it sends: it holds the queue's write lock, as a worker killed mid-send would
+        assert backends._QUEUE is not None
+        backends._QUEUE._wlock.acquire()  # type: ignore[attr-defined]
+        os._exit(3)
+    time.sleep(0.3)  # leave the dying worker time to break the pool first
+    backends.report(("alive", x))
+    return x
+
+
+def test_workers_still_report_after_a_worker_died() -> None:
+    with open_executor(Where(jobs=2)) as executor:
+        found = {o.item: o.error for o in run_items(executor, chatty, [7, 1, 2, 3], deadline=lambda _: 30.0)}
+        time.sleep(0.5)  # the last messages travel through the queue's feeder thread
+        said = {m for m in executor.messages() if m[0] == "alive"}
+    assert str(found[7]).startswith("worker lost") and found[1] is found[2] is found[3] is None
+    assert {("alive", 3)} <= said  # a worker of the new pool reports through the new queue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -143,6 +144,16 @@ def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None
     assert code == 0, err
     assert "my-llm, serial" in err
     assert red_pixels(out) > 200  # the LLM launched everything at once
+
+
+def test_plot_says_which_lines_of_a_schedules_file_it_could_not_read(tmp_path: Path) -> None:
+    schedules = tmp_path / "answers.jsonl"
+    good = {"workflow": "refund", "machine": "worker", "source": "me", "starts": dict.fromkeys(FOUR, 0)}
+    good["starts"]["decide"] = 4.8
+    schedules.write_text(json.dumps(good) + "\n" + '{"workflow": "refund", "starts": {"decide"\n')
+    code, err = run_cli("plot", "bundled:refund", "--schedule", str(schedules), "-o", str(tmp_path / "x.png"))
+    assert code == 0, err
+    assert f"{schedules}: line 2: not valid JSON" in err and "skipped" in err
 
 
 @pytest.mark.parametrize(
