@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from peakopt.campaign.executors import Executor, Where, report, run_items, solve_deadline
 from peakopt.cli.cluster import executor_options, solve_options, start, where
 from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import Finite, seed_option
@@ -21,7 +22,6 @@ from peakopt.cli.stream import Stream
 from peakopt.cli.targets import targets
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.solver import BACKENDS, solve
-from peakopt.solver.executors import Executor, Where, report, run_items, solve_deadline
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0

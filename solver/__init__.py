@@ -1,4 +1,4 @@
-"""Exact solvers (CP-SAT, MILP), heuristics and campaigns."""
+"""Exact solvers (CP-SAT, MILP) and heuristics."""
 
 from peakopt.solver.milp import MilpTooLarge
 from peakopt.solver.solve import BACKENDS, solve

@@ -1,6 +1,6 @@
 """Where chunks run: a local process pool (concurrent.futures) or a Dask cluster (distributed).
 
-Both offer the same few operations to :func:`peakopt.solver.executors.run_items`:
+Both offer the same few operations to :func:`peakopt.campaign.executors.run_items`:
 submit a chunk, wait for some to finish, take a result (or learn that the
 chunk was lost with its worker), stop the workers of overdue chunks.
 """

@@ -13,7 +13,7 @@ Failures never stop a run:
   again one at a time, alone, so that the one that kills or hangs a worker is
   found and gets the error, and the others get their results.
 
-Soft per-call limits inside an item are :func:`peakopt.solver.limits.time_limit`'s job.
+Soft per-call limits inside an item are :func:`peakopt.campaign.limits.time_limit`'s job.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
-from peakopt.solver.backends import HUNG, Backend, Lost, dask_backend, local_backend, report
-from peakopt.solver.limits import describe
+from peakopt.campaign.limits import describe
+from peakopt.campaign.pools import HUNG, Backend, Lost, dask_backend, local_backend, report
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -19,15 +19,15 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from peakopt.campaign.executors import Executor, run_items, solve_deadline
+from peakopt.campaign.limits import describe, time_limit
+from peakopt.campaign.store import Key, Result, Store, content_hash, params_text
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.scoring import tier
-from peakopt.solver.executors import Executor, run_items, solve_deadline
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
-from peakopt.solver.limits import describe, time_limit
 from peakopt.solver.solve import solve
-from peakopt.solver.store import Key, Result, Store, content_hash, params_text
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"

@@ -25,12 +25,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from peakopt.campaign.executors import Executor, run_items
+from peakopt.campaign.store import content_hash
+from peakopt.campaign.stress import Item, Settings, auto_chunk, run_item
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow
-from peakopt.solver.campaign import Item, Settings, auto_chunk, run_item
-from peakopt.solver.executors import Executor, run_items
-from peakopt.solver.store import content_hash
 
 #: Spread (log scale) of the factor a duration or demand is multiplied by.
 SPREAD = 0.7

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from peakopt.solver import backends
-from peakopt.solver.executors import Where, open_executor, run_items
-from peakopt.solver.limits import ItemTimeout, time_limit
+from peakopt.campaign import pools as backends
+from peakopt.campaign.executors import Where, open_executor, run_items
+from peakopt.campaign.limits import ItemTimeout, time_limit
 
 
 def work(x: int) -> int:
@@ -149,7 +149,7 @@ def test_where_rejects_bad_combinations(kwargs: dict[str, object]) -> None:
 
 
 def test_a_limit_longer_than_a_timer_takes_is_no_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from peakopt.solver.executors import run_chunk
+    from peakopt.campaign.executors import run_chunk
 
     # threading.Timer(1e300) dies in its thread with an OverflowError: such a limit only means "never"
     crashed: list[object] = []
