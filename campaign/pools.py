@@ -131,7 +131,7 @@ def dask_setup(worker: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class Backend(ABC):
+class Pool(ABC):
     """The operations a runner needs from an executor."""
 
     #: Chunks in flight per slot: more than one hides the round trip to a remote worker.
@@ -175,7 +175,7 @@ class Backend(ABC):
         """Shut down; ``now`` drops queued work and ends running work."""
 
 
-class LocalBackend(Backend):
+class LocalPool(Pool):
     """``jobs`` worker processes of a :class:`~concurrent.futures.ProcessPoolExecutor`."""
 
     announces = True
@@ -293,7 +293,7 @@ class LocalBackend(Backend):
             self.queue.close()
 
 
-class DaskBackend(Backend):
+class DaskPool(Pool):
     """A Dask distributed client: on a new LocalCluster, or connected to a scheduler."""
 
     depth = 2
@@ -428,11 +428,11 @@ def _exit_worker() -> None:
     threading.Timer(0.1, os._exit, (1,)).start()
 
 
-def local_backend(jobs: int) -> LocalBackend:
+def local_pool(jobs: int) -> LocalPool:
     """``jobs`` local worker processes."""
-    return LocalBackend(jobs)
+    return LocalPool(jobs)
 
 
-def dask_backend(workers: int | None, address: str | None) -> DaskBackend:
+def dask_pool(workers: int | None, address: str | None) -> DaskPool:
     """A new LocalCluster of ``workers`` processes, or the scheduler at ``address``."""
-    return DaskBackend(workers, address)
+    return DaskPool(workers, address)
