@@ -27,8 +27,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
+from peakopt.campaign.dask_pool import dask_pool
 from peakopt.campaign.limits import describe
-from peakopt.campaign.pools import HUNG, Lost, Pool, dask_pool, local_pool, report
+from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, report
 
 T = TypeVar("T")
 R = TypeVar("R")

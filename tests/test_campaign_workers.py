@@ -12,7 +12,7 @@ import pytest
 import worker_probe
 from click.testing import CliRunner
 
-from peakopt.campaign import pools
+from peakopt.campaign import dask_pool, pools
 from peakopt.cli import solve as solve_cli
 from peakopt.cli.main import cli
 
@@ -39,7 +39,7 @@ def test_the_probe_sees_a_command_line_callable() -> None:
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     """Every (function, arguments) a pool sends to its workers, and each Dask worker's modules at the end."""
     found: list[tuple[Any, ...]] = []
-    for kind in (pools.LocalPool, pools.DaskPool):
+    for kind in (pools.LocalPool, dask_pool.DaskPool):
         submit = kind.submit
 
         def recording(self: Any, func: Any, *args: Any, submit: Any = submit) -> Any:
@@ -47,13 +47,13 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
             return submit(self, func, *args)
 
         monkeypatch.setattr(kind, "submit", recording)
-    close = pools.DaskPool.close
+    close = dask_pool.DaskPool.close
 
-    def probing(self: pools.DaskPool, now: bool) -> None:
+    def probing(self: dask_pool.DaskPool, now: bool) -> None:
         found.append(("dask workers", self.client.run(worker_probe.modules)))
         close(self, now)
 
-    monkeypatch.setattr(pools.DaskPool, "close", probing)
+    monkeypatch.setattr(dask_pool.DaskPool, "close", probing)
     return found
 
 
