@@ -19,9 +19,9 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from peakopt.campaign.executors import Executor, ExecutorError, Where, open_executor
 from peakopt.cli.options import PROCESSES, seconds_option
 from peakopt.models import PeakoptError
-from peakopt.solver.executors import Executor, ExecutorError, Where, open_executor
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,7 +6,7 @@ that the commands clean up as for Ctrl-C — workers stopped, finished records
 kept, the output file left as it was — and end with one ``Interrupted`` line
 and exit 128 + the signal's number, no traceback. A second signal during that
 clean-up ends the process at once; its workers end with it (see
-:mod:`peakopt.solver.backends`).
+:mod:`peakopt.campaign.pools`).
 """
 
 from __future__ import annotations

@@ -30,21 +30,14 @@ from typing import overload
 
 import click
 
+from peakopt.instances.errors import OutputError
 from peakopt.instances.native import replacing, write_atomic
-from peakopt.models import PeakoptError
 
 #: What the help of every option that writes says about an existing file.
 REPLACES = (
     "An existing file is replaced in one step when the run succeeds; an interrupted or failed run "
     "leaves it as it was."
 )
-
-
-class OutputError(PeakoptError):
-    """An output that cannot be written: ``<option> <path>: <rule>`` on one line."""
-
-    def __init__(self, option: str, path: str | Path, rule: str) -> None:
-        super().__init__(f"{option} {path}: {rule}")
 
 
 class Output:

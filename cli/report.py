@@ -9,6 +9,11 @@ from typing import Any, TypeVar
 import click
 from rich.table import Table
 
+from peakopt.campaign.export import worst_cases
+from peakopt.campaign.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
+from peakopt.campaign.storage import is_store_path
+from peakopt.campaign.store import Store, read_score_rows
+from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
 from peakopt.cli.options import COUNT_OR_NONE
 from peakopt.cli.outputs import REPLACES, claim
@@ -23,11 +28,6 @@ from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.references import Checked
 from peakopt.plots.html import WorstCase, render_report
 from peakopt.plots.schedule_plot import Drawn
-from peakopt.solver.campaign import ERROR
-from peakopt.solver.export import worst_cases
-from peakopt.solver.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
-from peakopt.solver.storage import is_store_path
-from peakopt.solver.store import Store, read_score_rows
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,7 +81,7 @@ def parse_by(ctx: click.Context, param: click.Parameter, value: str) -> tuple[st
 
 
 def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[Threshold]:
-    """``--fail-on`` conditions (see :mod:`peakopt.solver.gates`); a usage error when one is malformed."""
+    """``--fail-on`` conditions (see :mod:`peakopt.campaign.gates`); a usage error when one is malformed."""
     fields = summary_fields(MethodSummary)
     try:
         return [Threshold.parse(text, fields) for text in value]
@@ -154,7 +154,7 @@ def gate(
 
 
 def fail_on_option(func: F) -> F:
-    """``--fail-on FIELD OP NUMBER[%]``, repeatable (see :mod:`peakopt.solver.gates`)."""
+    """``--fail-on FIELD OP NUMBER[%]``, repeatable (see :mod:`peakopt.campaign.gates`)."""
     return click.option(
         "--fail-on",
         multiple=True,

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -13,88 +10,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from peakopt.campaign.executors import Executor, Where
+from peakopt.campaign.jsonl import JsonLinesReferences
+from peakopt.campaign.runner import run
+from peakopt.campaign.solves import SOLVES, Job, Sink
+from peakopt.campaign.solves import jobs as solve_jobs
 from peakopt.cli.cluster import executor_options, solve_options, start, where
 from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
-from peakopt.cli.stream import Stream
 from peakopt.cli.targets import targets
-from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
-from peakopt.solver import BACKENDS, solve
-from peakopt.solver.executors import Executor, Where, report, run_items, solve_deadline
+from peakopt.models import PeakoptError, SolveResult
+from peakopt.solver import BACKENDS
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
-
-
-@dataclass(frozen=True)
-class Job:
-    """One workflow × machine to solve, and its place in the run."""
-
-    index: int
-    workflow: Workflow
-    machine: Machine
-    settings: dict[str, Any]
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """What identifies the record in the output (for --resume)."""
-        return self.workflow.id, self.machine.name
-
-
-def run_job(job: Job) -> SolveResult:
-    """Solve one job in a worker; solver refusals become ``error`` records."""
-
-    def progress(incumbent: float | None, bound: float) -> None:
-        report((job.index, incumbent, bound))
-
-    try:
-        return solve(job.workflow, job.machine, progress=progress, **job.settings)
-    except PeakoptError as exc:
-        return failed(job, str(exc))
-
-
-def failed(job: Job, message: str) -> SolveResult:
-    """The ``error`` record of a job."""
-    return SolveResult(
-        workflow=job.workflow.id,
-        machine=job.machine.name,
-        status="error",
-        solver=job.settings["backend"],
-        params=job.settings,
-        message=message,
-    )
-
-
-def deadline(job: Job) -> float:
-    """Hard limit of one solve (seconds)."""
-    return solve_deadline(float(job.settings["time_limit"]))
-
-
-def plan(
-    paths: tuple[str, ...], refs: tuple[str, ...], settings: dict[str, Any], read: dict[str, Any]
-) -> list[Job]:
-    """Every workflow × machine of the inputs, each file with its own machines unless --machine says."""
-    pairs = [(workflow, m) for workflow, machines in targets(paths, refs, read) for m in machines]
-    return [Job(index, workflow, machine, settings) for index, (workflow, machine) in enumerate(pairs)]
-
-
-class Sink:
-    """Where records go as they finish: the output's side file (:mod:`peakopt.cli.stream`), stdout."""
-
-    def __init__(self, stream: Stream | None, as_json: bool) -> None:
-        self.stream = stream
-        self.as_json = as_json
-        self.written = 0
-
-    def write(self, result: SolveResult) -> None:
-        """One JSON line per record; flushed so that an interrupted run keeps it."""
-        line = json.dumps(result.model_dump(mode="json"))
-        if self.stream is not None:
-            self.stream.write(line)
-        if self.as_json:
-            click.echo(line)
-        self.written += 1
 
 
 def _progress_bar(console: Console) -> Progress:
@@ -114,23 +44,21 @@ def _describe(job: Job, incumbent: float | None, bound: float) -> str:
     return f"{job.workflow.id} × {job.machine.name}: makespan {best}, bound {bound:g}"
 
 
-def run(jobs: list[Job], executor: Executor, sink: Sink, console: Console) -> Iterator[SolveResult]:
-    """Solve the jobs on the executor; yield each record as it finishes (after writing it)."""
+def solve_all(todo: list[Job], executor: Executor, sink: Sink, console: Console) -> list[SolveResult]:
+    """Solve the jobs on the executor, each record written as it finishes, under a progress bar."""
     seen: dict[int, float] = {}
-    running = {job.index: job for job in jobs}
+    running = {job.index: job for job in todo}
     with _progress_bar(console) as bar:
-        task = bar.add_task("", total=len(jobs))
+        task = bar.add_task("", total=len(todo))
 
-        def tick() -> None:
-            _show_long(executor.messages(), running, seen, bar, task)
-
-        for outcome in run_items(executor, run_job, jobs, deadline=deadline, tick=tick):
-            job = outcome.item
-            result = outcome.value if outcome.value is not None else failed(job, outcome.error or "")
-            sink.write(result)
+        def finished(job: Job, result: SolveResult) -> None:
             bar.advance(task)
             del running[job.index]
-            yield result
+
+        def messages(found: list[Any]) -> None:
+            _show_long(found, running, seen, bar, task)
+
+        return list(run(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
 
 
 def _show_long(
@@ -250,17 +178,16 @@ def solve_command(
         "gap_limit": gap_limit,
     }
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
-    todo = plan(paths, machines, settings, read)
-    stream = None if out is None else Stream(out, resume)
-    done = set() if stream is None else stream.done
-    todo = [j for j in todo if j.key not in done]
-    if done:
-        warn(f"resuming: {len(done)} records already in {output}, {len(todo)} solves to go")
-    sink = Sink(stream, as_json)
+    pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
+    refs = None if out is None else JsonLinesReferences(out, resume, warn)
+    todo = [j for j in solve_jobs(pairs, settings) if refs is None or not refs.has(j.workflow, j.machine)]
+    if refs is not None and len(refs):
+        warn(f"resuming: {len(refs)} records already in {output}, {len(todo)} solves to go")
+    sink = Sink(refs, click.echo if as_json else None)
     began = time.monotonic()
-    results = _run_all(todo, place, sink, output)
-    if stream is not None:
-        stream.finish()
+    results = _run_all(todo, place, sink, refs, output)
+    if refs is not None:
+        refs.finish()
     Console(stderr=True).print(summary_table(results, time.monotonic() - began))
     errors = [r for r in results if r.status == "error"]
     if errors:
@@ -269,20 +196,20 @@ def solve_command(
         )
 
 
-def _run_all(todo: list[Job], place: Where, sink: Sink, output: str | None) -> list[SolveResult]:
+def _run_all(
+    todo: list[Job], place: Where, sink: Sink, refs: JsonLinesReferences | None, output: str | None
+) -> list[SolveResult]:
     """Every job's record, on no more workers than jobs; an interrupt keeps what is written."""
-    results: list[SolveResult] = []
     if not todo:
-        return results
+        return []
     try:
         with start(place, len(todo)) as executor:
-            results.extend(run(todo, executor, sink, Console(stderr=True)))
+            return solve_all(todo, executor, sink, Console(stderr=True))
     except KeyboardInterrupt as exc:
         kept = ""
-        if sink.stream is not None:
-            sink.stream.close()
-            kept = f" in {sink.stream.kept}"
-            if not sink.stream.special:
+        if refs is not None:
+            refs.close()
+            kept = f" in {refs.kept}"
+            if not refs.special:
                 kept += f" ({output} is unchanged); run the same command with --resume to finish"
         interrupted(exc, f"{sink.written} finished records kept{kept}")
-    return results

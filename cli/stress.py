@@ -9,19 +9,19 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from peakopt.campaign.adversarial import Candidate, SearchResult, SearchSpec, search
+from peakopt.campaign.executors import Executor, Where
+from peakopt.campaign.export import Case, worst_cases, write_cases
+from peakopt.campaign.gates import Threshold
+from peakopt.campaign.references import ReferenceFile
+from peakopt.campaign.store import Found, Store
+from peakopt.campaign.stress import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import COUNT, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
-from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
-from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, search
-from peakopt.solver.campaign import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
-from peakopt.solver.executors import Executor, Where
-from peakopt.solver.export import Case, worst_cases, write_cases
-from peakopt.solver.gates import Threshold
-from peakopt.solver.store import Found, Store
 
 
 def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -205,7 +205,7 @@ def stress(
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
     used = [(p.workflow, m) for p in pairs for m in p.machines]
-    refs = load_references(reference, used) if reference else None
+    refs = ReferenceFile(reference, used) if reference else None
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)
     try:

@@ -1,4 +1,4 @@
-"""Input errors that name the file, the item and the broken rule."""
+"""Errors of files that name the file, the item (or the option) and the broken rule."""
 
 from __future__ import annotations
 
@@ -34,6 +34,13 @@ class InputError(PeakoptError, ValueError):
         self.rule = rule
         where = f"{self.source}: {item}" if item else self.source
         super().__init__(f"{where}: {rule}")
+
+
+class OutputError(PeakoptError):
+    """An output that cannot be written: ``<option> <path>: <rule>`` on one line."""
+
+    def __init__(self, option: str, path: str | Path, rule: str) -> None:
+        super().__init__(f"{option} {path}: {rule}")
 
 
 _KINDS = {"tasks": "task", "workflows": "workflow", "machines": "machine", "profile": "segment"}

@@ -1,6 +1,7 @@
-"""Exact solvers (CP-SAT, MILP), heuristics and campaigns."""
+"""Exact solvers (CP-SAT, MILP) and heuristics."""
 
+from peakopt.solver.backends import register
 from peakopt.solver.milp import MilpTooLarge
 from peakopt.solver.solve import BACKENDS, solve
 
-__all__ = ["BACKENDS", "MilpTooLarge", "solve"]
+__all__ = ["BACKENDS", "MilpTooLarge", "register", "solve"]

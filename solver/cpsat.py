@@ -9,7 +9,7 @@ benchmarks showed to help (see the README's figures) is on by default in
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,10 +18,6 @@ from ortools.sat.python import cp_model
 from peakopt.solver.bounds import heads, tails
 from peakopt.solver.conflicts import Node, Structure
 from peakopt.solver.scaling import Problem
-
-#: progress(incumbent, bound), both in ticks; the incumbent is None before the first schedule.
-Progress = Callable[[int | None, int], None]
-
 
 #: The decision searches of the destructive step: the problem as it is, or time-mirrored.
 Prover = Literal["forward", "mirrored"]

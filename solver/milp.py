@@ -15,10 +15,10 @@ from collections.abc import Sequence
 import pulp
 
 from peakopt.models import PeakoptError
+from peakopt.solver.backends import Limits, Outcome, Request
 from peakopt.solver.bounds import heads, tails
 from peakopt.solver.feasibility import end, feasible
 from peakopt.solver.scaling import Problem
-from peakopt.solver.search import Limits, Outcome
 
 #: Largest horizon × tasks the MILP accepts.
 MAX_CELLS = 20_000
@@ -115,3 +115,8 @@ def solve_milp(problem: Problem, *, initial: list[int], lower: int, limits: Limi
             outcome.bound = outcome.makespan
     outcome.phases.append(f"cbc:{pulp.LpStatus[lp.status].lower()}")
     return outcome
+
+
+def milp(request: Request) -> Outcome:
+    """The ``milp`` backend: :func:`solve_milp` (it has no switches and says no progress)."""
+    return solve_milp(request.problem, initial=request.initial, lower=request.lower, limits=request.limits)

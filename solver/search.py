@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.conflicts import Structure
-from peakopt.solver.cpsat import Options, Progress, Prover, build
+from peakopt.solver.backends import Limits, Outcome, Progress, Request
+from peakopt.solver.conflicts import Structure, structure
+from peakopt.solver.cpsat import Options, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem
@@ -36,33 +37,13 @@ MIN_OPTIMISE = 1.0
 MIN_OPTIMISE_ALONE = 5.0
 
 
-@dataclass(frozen=True)
-class Limits:
-    """How long and how wide to search."""
-
-    time_limit: float
-    workers: int
-    seed: int
-    gap_limit: float = 0.0
-
-
 @dataclass
-class Outcome:
-    """Best schedule (ticks) and proven bound, shared by the searches (under ``lock``)."""
+class Shared(Outcome):
+    """The outcome the searches of one run share (under ``lock``), and the solvers it can stop."""
 
-    starts: list[int]
-    makespan: int
-    bound: int
-    phases: list[str] = field(default_factory=list)
-    gap_limit: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
     asking: dict[cp_model.CpSolver, int] = field(default_factory=dict, repr=False)
-
-    def done(self, gap_limit: float | None = None) -> bool:
-        """Whether the bound meets the makespan, or the gap is within the gap limit."""
-        limit = self.gap_limit if gap_limit is None else gap_limit
-        return self.bound >= self.makespan or (self.makespan - self.bound) <= limit * self.makespan
 
     def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str | None) -> None:
         """Keep a better schedule or bound; once done, stop every running search.
@@ -97,7 +78,7 @@ class Job:
     """One search: the problem, what it may use, its limits, and the outcome its threads share."""
 
     problem: Problem
-    outcome: Outcome
+    outcome: Shared
     found: Structure
     limits: Limits
     options: Options
@@ -123,7 +104,7 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
     """Shares each new incumbent at once (the prover's target) and reports progress."""
 
     def __init__(
-        self, problem: Problem, outcome: Outcome, starts: list[cp_model.IntVar], progress: Progress | None
+        self, problem: Problem, outcome: Shared, starts: list[cp_model.IntVar], progress: Progress | None
     ):
         super().__init__()
         self.problem, self.outcome, self.starts, self.progress = problem, outcome, starts, progress
@@ -205,10 +186,10 @@ def search(
     limits: Limits,
     options: Options,
     progress: Progress | None = None,
-) -> Outcome:
+) -> Shared:
     """Improve ``initial`` (a feasible schedule in ticks) and raise ``lower`` within the limits."""
     span = end(problem, initial)
-    outcome = Outcome(list(initial), span, min(lower, span), gap_limit=limits.gap_limit)
+    outcome = Shared(list(initial), span, min(lower, span), gap_limit=limits.gap_limit)
     job = Job(problem, outcome, found, limits, options, time.monotonic() + limits.time_limit, progress)
     if outcome.done():
         return outcome
@@ -243,3 +224,17 @@ def _side_by_side(job: Job) -> None:
         optimise(job, job.solver(job.deadline - time.monotonic(), left))
     for thread in threads:
         thread.join()
+
+
+def cpsat(request: Request) -> Outcome:
+    """The ``cpsat`` backend: the conflict structure of the cliques, then :func:`search`."""
+    options = request.options if isinstance(request.options, Options) else Options()
+    return search(
+        request.problem,
+        initial=request.initial,
+        lower=request.lower,
+        found=structure(request.problem, request.cliques),
+        limits=request.limits,
+        options=options,
+        progress=request.progress,
+    )

@@ -13,17 +13,21 @@ from typing import Literal
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash
 from peakopt.oracle import Score, cva_floor, evaluate, same_time
 from peakopt.oracle.exact import fraction
+from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
-from peakopt.solver.conflicts import Node, greedy_cliques, structure, topological_order
-from peakopt.solver.cpsat import Options, Progress
+from peakopt.solver.conflicts import Node, greedy_cliques, topological_order
+from peakopt.solver.cpsat import Options
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
-from peakopt.solver.milp import solve_milp
+from peakopt.solver.milp import milp
 from peakopt.solver.scaling import Problem, as_instance, scale
-from peakopt.solver.search import MIN_PHASE, Limits, Outcome, search
+from peakopt.solver.search import MIN_PHASE, cpsat
 
-Backend = Literal["cpsat", "milp"]
-BACKENDS: tuple[Backend, ...] = ("cpsat", "milp")
+register("cpsat", cpsat)
+register("milp", milp, relaxation=False)
+
+#: The built-in backends' names (:func:`peakopt.solver.backends.register` adds others).
+BACKENDS = names()
 
 #: progress(incumbent, bound) in seconds; the incumbent is None before the first schedule.
 SolveProgress = Callable[[float | None, float], None]
@@ -41,8 +45,7 @@ def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend:
         raise ValueError(f"workers must be at least 1, got {workers!r}")
     if not 0 <= gap_limit < 1:
         raise ValueError(f"gap_limit must be in [0, 1), got {gap_limit!r}")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    backend_named(backend)
 
 
 def _start(
@@ -68,7 +71,7 @@ def solve(
     time_limit: float = 60.0,
     workers: int = 2,
     seed: int = 0,
-    backend: Backend = "cpsat",
+    backend: str = "cpsat",
     hint: Schedule | None = None,
     gap_limit: float = 0.0,
     progress: SolveProgress | None = None,
@@ -93,7 +96,8 @@ def solve(
     seed
         Random seed of the solver and the heuristics.
     backend
-        ``cpsat`` (the reference) or ``milp`` (time-indexed, small instances only).
+        The name of a registered backend (see :mod:`peakopt.solver.backends`): ``cpsat``
+        (the reference) or ``milp`` (time-indexed, small instances only).
     hint
         A schedule to start from instead of the heuristics; ignored if unsafe.
     gap_limit
@@ -157,14 +161,10 @@ def _search(
 ) -> Outcome:
     """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
     lower = lower_bound(problem, cliques)
-    if backend == "milp":
-        return solve_milp(problem, initial=initial, lower=lower, limits=limits)
     if end(problem, initial) <= lower:
         return Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
-    found = structure(problem, cliques)
-    return search(
-        problem, initial=initial, lower=lower, found=found, limits=limits, options=options, progress=progress
-    )
+    request = Request(problem, initial, lower, cliques, limits, options, progress)
+    return backend_named(backend).search(request)
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ def _relaxation(
     initial = (
         outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, topological_order(relaxed))
     )
-    if limits.time_limit < MIN_PHASE or backend != "cpsat":
+    if limits.time_limit < MIN_PHASE or not backend_named(backend).relaxation:
         return _Relaxation(best, relaxed, initial)
     found = _search(relaxed, initial, cliques, limits, backend, options)
     return _Relaxation(max(best, found.bound * relaxed.tick), relaxed, found.starts)

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from paths import J30
 from stress_helpers import env
 
+from peakopt.campaign.executors import Executor, Where
 from peakopt.cli import cluster
 from peakopt.cli.main import cli
-from peakopt.solver.executors import Executor, Where
 
 #: Solved in a fraction of a second, then one that keeps a worker busy for a minute or more.
 QUICK, HARD = str(J30 / "j301_1.sm"), str(J30 / "j3029_3.sm")

@@ -19,11 +19,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from peakopt.campaign.store import read_score_rows
 from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import evaluate
-from peakopt.solver.store import read_score_rows
 
 
 @dataclass(frozen=True)

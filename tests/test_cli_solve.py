@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from paths import J30, j30_optima
 
+from peakopt.campaign import solves
 from peakopt.cli import solve as solve_cli
 from peakopt.cli.main import cli
 from peakopt.instances import load
@@ -147,18 +148,18 @@ def test_interrupt_keeps_finished_records_and_says_how_to_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "refs.jsonl"
-    write = solve_cli.Sink.write
+    write = solves.Sink.write
     calls = []
 
-    def interrupted(self: solve_cli.Sink, result: SolveResult) -> None:
-        write(self, result)
+    def interrupted(self: solves.Sink, job: solves.Job, result: SolveResult) -> None:
+        write(self, job, result)
         calls.append(result)
         if len(calls) == 2:
             raise KeyboardInterrupt
 
     assert run("solve", "bundled:refund", "-o", str(out))[0] == 0
     before = out.read_bytes()
-    monkeypatch.setattr(solve_cli.Sink, "write", interrupted)
+    monkeypatch.setattr(solves.Sink, "write", interrupted)
     code, _, err = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out))
     assert code == 130
     assert "2 finished records kept" in err and "--resume" in err and "refs.jsonl.partial" in err
@@ -194,10 +195,8 @@ def test_long_solve_shows_its_incumbent_and_bound(monkeypatch: pytest.MonkeyPatc
     from rich.console import Console
     from rich.progress import Progress
 
-    from peakopt.cli import solve as solve_cli
-
     suite = load("bundled:refund")
-    job = solve_cli.Job(0, suite.workflows[0], suite.machines[0], {})
+    job = solves.Job(0, suite.workflows[0], suite.machines[0], {})
     monkeypatch.setattr(solve_cli, "LONG_SOLVE", -1.0)
     bar = Progress(console=Console(quiet=True))
     task = bar.add_task("", total=1)

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from paths import J30, PATTERSON
 
+from peakopt.campaign.store import read_score_rows
 from peakopt.cli.main import cli
-from peakopt.solver.store import read_score_rows
 
 PEAKOPT = [sys.executable, "-m", "peakopt.cli"]
 

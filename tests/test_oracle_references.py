@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from oracle_helpers import serial
 from strategies import workflows
 
+from peakopt.campaign.store import canonical
 from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.instances.native import dump
@@ -21,7 +22,6 @@ from peakopt.instances.records import reference_record, write_jsonl, write_refer
 from peakopt.models import Machine, SolveResult, Task, Workflow, content_hash
 from peakopt.oracle.references import ReferenceError, check, check_references
 from peakopt.solver import solve
-from peakopt.solver.store import canonical
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machine("worker")

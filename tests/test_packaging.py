@@ -11,7 +11,7 @@ from paths import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
-TOP = ("models", "instances", "solver", "oracle", "plots", "cli")
+TOP = ("models", "instances", "solver", "oracle", "campaign", "plots", "cli")
 
 
 def package_folders() -> dict[str, str]:

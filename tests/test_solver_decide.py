@@ -11,6 +11,7 @@ from paths import J30, j30_optima
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
+from peakopt.solver.backends import Limits
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import greedy_cliques, structure
 from peakopt.solver.cpsat import Options, Prover
@@ -18,7 +19,7 @@ from peakopt.solver.decide import usable
 from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.scaling import scale
-from peakopt.solver.search import Job, Limits, Outcome, destructive
+from peakopt.solver.search import Job, Shared, destructive
 
 NAME = "j3013_1"  # the heuristic start is 3 above the optimum, proven in 1–2 s by either prover
 
@@ -37,7 +38,7 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
     assert initial is not None
     optimum = j30_optima()[NAME]
     assert end(problem, initial) > optimum  # so the prover has to find better schedules too
-    outcome = Outcome(initial, end(problem, initial), lower_bound(problem, cliques))
+    outcome = Shared(initial, end(problem, initial), lower_bound(problem, cliques))
     limits = Limits(time_limit=60, workers=1, seed=0)
     deadline = time.monotonic() + limits.time_limit
     destructive(Job(problem, outcome, structure(problem, cliques), limits, Options(), deadline), prover)

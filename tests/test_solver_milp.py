@@ -9,12 +9,13 @@ from solver_helpers import assert_safe, tiny_instances
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
+from peakopt.solver.backends import Limits, Outcome
 from peakopt.solver.conflicts import structure, topological_order
 from peakopt.solver.cpsat import Options
 from peakopt.solver.feasibility import serial, to_seconds
 from peakopt.solver.milp import MilpTooLarge, solve_milp
 from peakopt.solver.scaling import Problem, scale
-from peakopt.solver.search import Limits, Outcome, search
+from peakopt.solver.search import search
 
 
 def _judge(workflow: Workflow, machine: Machine, problem: Problem, outcome: Outcome) -> float:

@@ -11,12 +11,13 @@ import pytest
 from click.testing import CliRunner
 from stress_helpers import small_suite, table
 
+from peakopt.campaign import stress as campaign
+from peakopt.campaign.store import read_score_rows
 from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.oracle import ScoreRow, evaluate, with_reference
-from peakopt.solver import campaign, solve
+from peakopt.solver import solve
 from peakopt.solver.heuristics import run as run_method
-from peakopt.solver.store import read_score_rows
 
 FAILING = {
     "stress_helpers:raises": "raised RuntimeError: plug-in bug",

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from stress_helpers import env, small_suite, table
 
+from peakopt.campaign.store import read_score_rows
 from peakopt.oracle import ScoreRow
-from peakopt.solver.store import read_score_rows
 
 METHODS = "serial,admission,stress_helpers:slow"
 ROWS = 12 * 3 * 3  # workflows x machines x methods

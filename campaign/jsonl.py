@@ -1,4 +1,4 @@
-"""``peakopt solve -o``'s records: streamed to ``NAME.partial``, moved over ``NAME`` at the end.
+"""``peakopt solve -o``'s reference file (JSON Lines): streamed to ``NAME.partial``, moved over ``NAME``.
 
 Each record is appended to the visible side file ``NAME.partial`` and flushed
 as it finishes, so that an interrupted run (Ctrl-C, ``kill``, a crash) keeps
@@ -17,21 +17,48 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from pydantic import ValidationError
 
-from peakopt.cli.common import warn
-from peakopt.cli.outputs import Output, OutputError
+from peakopt.campaign.references import Key, ReferenceStore
+from peakopt.instances.errors import OutputError
 from peakopt.instances.native import file_mode, write_atomic
-from peakopt.models import SolveResult
-
-#: What identifies a record: (workflow, machine).
-Key = tuple[str, str]
+from peakopt.models import Machine, SolveResult, Workflow
 
 
-class Stream:
+class Destination(Protocol):
+    """The output file, checked and locked by the command (``peakopt.cli.outputs.Output``)."""
+
+    @property
+    def path(self) -> str:
+        """The path as given, for the messages."""
+
+    @property
+    def option(self) -> str:
+        """The option that names it, for the messages."""
+
+    @property
+    def target(self) -> Path:
+        """The file itself (symbolic links resolved)."""
+
+    @property
+    def special(self) -> bool:
+        """A device or a FIFO (``/dev/null``): written straight, nothing to replace."""
+
+    @property
+    def partial(self) -> Path:
+        """The side file the records are streamed to: ``NAME.partial``."""
+
+
+def record_line(result: SolveResult) -> str:
+    """One reference record as one JSON line (without its newline)."""
+    return json.dumps(result.model_dump(mode="json"))
+
+
+class JsonLinesReferences(ReferenceStore):
     """The records of one ``peakopt solve -o`` run, in the output's side file.
 
     Parameters
@@ -40,6 +67,8 @@ class Stream:
         The checked, locked output.
     resume
         Carry over the records already in the output and its side file.
+    warn
+        Says, on one line, what was dropped from a file resumed from.
 
     Raises
     ------
@@ -49,10 +78,10 @@ class Stream:
         reference file.
     """
 
-    def __init__(self, out: Output, resume: bool) -> None:
+    def __init__(self, out: Destination, resume: bool, warn: Callable[[str], None]) -> None:
         self.out = out
         self.special = out.special
-        self.done: set[Key] = set()
+        self._known: dict[Key, SolveResult] = {}
         if self.special:  # a device (/dev/null): written straight, nothing to carry over
             self.handle: TextIO = out.target.open("w", encoding="utf-8")
             return
@@ -66,24 +95,33 @@ class Stream:
                 f"{partial} holds the records of an interrupted run; add --resume to continue it, "
                 "or remove it to start over",
             )
-        kept: dict[Key, str] = {}
+        kept: dict[Key, tuple[str, SolveResult]] = {}
         if resume:
             for source in (out.target, partial):  # the side file's records are the newer ones
-                kept.update(read_done(source))
-        self.done = set(kept)
-        # the side file starts with what is carried over, written in one step
-        write_atomic(partial, "".join(kept.values()))
+                kept.update(read_done(source, warn))
+        self._known = {key: record for key, (_, record) in kept.items()}
+        # the side file starts with what is carried over (byte for byte), written in one step
+        write_atomic(partial, "".join(line for line, _ in kept.values()))
         self.handle = partial.open("a", encoding="utf-8")
+
+    def key(self, workflow: Workflow, machine: Machine) -> Key:
+        """The workflow id and the machine name, as the records name them."""
+        return workflow.id, machine.name
+
+    def known(self) -> Mapping[Key, SolveResult]:
+        """The records carried over from the files resumed from, and those added since."""
+        return self._known
+
+    def add(self, workflow: Workflow, machine: Machine, result: SolveResult) -> None:
+        """Append the record to the side file and flush it, so that an interrupted run keeps it."""
+        self.handle.write(record_line(result) + "\n")
+        self.handle.flush()
+        self._known[self.key(workflow, machine)] = result
 
     @property
     def kept(self) -> Path:
         """Where the records are until the run ends."""
         return self.out.target if self.special else self.out.partial
-
-    def write(self, line: str) -> None:
-        """Append one record line and flush it, so that an interrupted run keeps it."""
-        self.handle.write(line + "\n")
-        self.handle.flush()
 
     def close(self) -> None:
         """Close the side file, leaving it in place (an interrupted or failed run)."""
@@ -100,8 +138,8 @@ class Stream:
             self.out.partial.replace(self.out.target)
 
 
-def read_done(path: Path) -> dict[Key, str]:
-    """The complete records of a records file, by (workflow, machine), as lines.
+def read_done(path: Path, warn: Callable[[str], None]) -> dict[Key, tuple[str, SolveResult]]:
+    """The complete records of a records file, by (workflow, machine), with their lines as they are.
 
     Raises
     ------
@@ -116,7 +154,7 @@ def read_done(path: Path) -> dict[Key, str]:
     except UnicodeDecodeError:
         raise _not_references(path, "it is not UTF-8 text") from None
     lines = text.splitlines(keepends=True)
-    found: dict[Key, str] = {}
+    found: dict[Key, tuple[str, SolveResult]] = {}
     damaged = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -137,7 +175,10 @@ def read_done(path: Path) -> dict[Key, str]:
             where = ".".join(str(p) for p in first["loc"]) or "record"
             why = f"line {number} is not a reference record ({where}: {first['msg']})"
             raise _not_references(path, why) from None
-        found[(record.workflow, record.machine or "")] = line if line.endswith("\n") else line + "\n"
+        found[(record.workflow, record.machine or "")] = (
+            line if line.endswith("\n") else line + "\n",
+            record,
+        )
     if damaged and not found:
         raise _not_references(path, "no line is a complete reference record")
     return found

@@ -16,18 +16,20 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from peakopt.campaign.executors import Executor, solve_deadline
+from peakopt.campaign.limits import describe, time_limit
+from peakopt.campaign.references import References, StoreReferences
+from peakopt.campaign.runner import Work, run
+from peakopt.campaign.store import Key, Result, Store, content_hash, params_text
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.scoring import tier
-from peakopt.solver.executors import Executor, run_items, solve_deadline
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
-from peakopt.solver.limits import describe, time_limit
 from peakopt.solver.solve import solve
-from peakopt.solver.store import Key, Result, Store, content_hash, params_text
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"
@@ -81,6 +83,10 @@ class Item:
     def only(self, method: str) -> Item:
         """The same item with ``method`` alone."""
         return replace(self, methods=(method,), codes=(self.code(method),))
+
+    def parts(self) -> list[Item]:
+        """The item one method at a time (run so when the whole was lost with its worker)."""
+        return [self.only(method) for method in self.methods]
 
     def deadline(self) -> float:
         """Hard limit in seconds: the solve's (when it is to be solved) and every method's limit."""
@@ -240,7 +246,7 @@ def plan(
     methods: Sequence[str],
     settings: Settings,
     store: Store,
-    references: Mapping[tuple[str, str | None], SolveResult] | None = None,
+    references: References | None = None,
     redo: Sequence[str] = (),
 ) -> Plan:
     """Record the campaign's instances in the store and list what is left to run.
@@ -256,8 +262,8 @@ def plan(
     store
         Where results go; its finished keys are skipped, its references reused.
     references
-        Reference results by (workflow id, machine name), e.g. from a file;
-        used where the store has none.
+        Reference results to reuse where the store has none, e.g. a
+        :class:`~peakopt.campaign.references.ReferenceFile`.
     redo
         Methods whose rows are run again even where the store has them (the stored
         references and the other methods' rows are kept).
@@ -267,7 +273,7 @@ def plan(
     hashes = [content_hash(p.workflow) for p in pairs]
     machines = {_machine_id(m): (content_hash(m), m) for p in pairs for m in p.machines}
     store.add_inputs(zip(hashes, (p.workflow for p in pairs), strict=True), machines.values())
-    finished, stored = store.finished(), store.references()
+    finished, stored = store.finished(), StoreReferences(store)
     found = Plan([], set(), 0)
     stale = 0
     for instance, pair in zip(hashes, pairs, strict=True):
@@ -279,8 +285,8 @@ def plan(
             stale += sum(m not in redo and keys[m] in finished for m in todo)
             if not todo:
                 continue
-            known = stored.get((instance, key))
-            reference = known or (references or {}).get((pair.workflow.id, machine.name))
+            known = stored.get(pair.workflow, machine)
+            reference = known or (references.get(pair.workflow, machine) if references else None)
             found.items.append(
                 Item(
                     instance,
@@ -301,29 +307,25 @@ def _machine_id(machine: Machine) -> str:
     return machine.name + repr(sorted(machine.capacity.items()))
 
 
+#: What the runner runs for ``peakopt stress``: a lost item is split into its methods first.
+CAMPAIGN: Work[Item, Done] = Work(run_item, Item.deadline, failed_item, Item.parts)
+
+
 def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chunk: int) -> Iterator[Done]:
-    """Run the items; write each one's results to the store (one transaction) and yield it.
+    """Run the items with the one runner; write each one's results to the store as it arrives, and yield it.
 
     An item lost with its worker (a method that crashed it, or hung where the
     soft limit cannot reach) is run again at the end one method at a time,
     so that only the guilty method gets the error row.
     """
-    retry: list[Item] = []
-    for outcome in run_items(executor, run_item, items, chunk=chunk, deadline=Item.deadline):
-        if outcome.value is None and len(outcome.item.methods) > 1:
-            retry.extend(outcome.item.only(m) for m in outcome.item.methods)
-            continue
-        yield _write(store, outcome.item, outcome.value, outcome.error)
-    for outcome in run_items(executor, run_item, retry, chunk=1, deadline=Item.deadline):
-        yield _write(store, outcome.item, outcome.value, outcome.error)
+    references = StoreReferences(store)
 
+    def write(item: Item, done: Done) -> None:
+        if done.new and done.reference is not None:
+            references.add(item.workflow, item.machine, done.reference)
+        store.write([], done.results)
 
-def _write(store: Store, item: Item, done: Done | None, error: str | None) -> Done:
-    if done is None:
-        done = failed_item(item, error or "no result")
-    new = [(item.instance, item.machine_key, done.reference)] if done.new and done.reference else []
-    store.write(new, done.results)
-    return done
+    return run(executor, CAMPAIGN, items, write, chunk=chunk)
 
 
 def auto_chunk(items: int, slots: int) -> int:

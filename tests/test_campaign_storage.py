@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stress_helpers import env, small_suite, table
 
+from peakopt.campaign import storage
+from peakopt.campaign.storage import COLUMNS, SQLITE_HEADER, is_store_path
+from peakopt.campaign.store import Store
 from peakopt.cli.main import cli
 from peakopt.instances import InputError
-from peakopt.solver import storage
-from peakopt.solver.storage import COLUMNS, SQLITE_HEADER, is_store_path
-from peakopt.solver.store import Store
 
 SIDE_FILES = ("", "-wal", "-shm", "-journal")
 

@@ -5,7 +5,7 @@ raises :class:`ItemTimeout` in the call, interrupting both Python loops and
 blocking sleeps. In any other thread (a Dask worker runs tasks in threads)
 the exception is raised asynchronously in the running thread, which stops
 Python code but not a C call that never returns; the executor's hard limit
-(:mod:`peakopt.solver.executors`) covers that case by stopping the worker.
+(:mod:`peakopt.campaign.executors`) covers that case by stopping the worker.
 """
 
 from __future__ import annotations

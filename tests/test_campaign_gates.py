@@ -12,11 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from stress_helpers import small_suite
 
+from peakopt.campaign.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
+from peakopt.campaign.stress import ERROR
 from peakopt.cli.main import cli
 from peakopt.cli.report import MethodSummary
 from peakopt.oracle import ScoreRow
-from peakopt.solver.campaign import ERROR
-from peakopt.solver.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
 
 FIELDS = summary_fields(MethodSummary)
 

@@ -1,6 +1,6 @@
 """The results store of a stress campaign: one SQLite file (standard library, WAL mode).
 
-What counts as a store, read-only opening and the write lock are :mod:`peakopt.solver.storage`'s.
+What counts as a store, read-only opening and the write lock are :mod:`peakopt.campaign.storage`'s.
 Tables:
 
 - ``instances``: every workflow by content hash, with its JSON document (so
@@ -29,11 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from peakopt.instances.native import dump
-from peakopt.models import Machine, SolveResult, Workflow
-from peakopt.models import content_hash as content_hash
-from peakopt.oracle.rows import ScoreRow
-from peakopt.solver.storage import (
+from peakopt.campaign.storage import (
     COLUMNS,
     SCHEMA_VERSION,
     connect_read_only,
@@ -42,6 +38,10 @@ from peakopt.solver.storage import (
     read_schema,
     transaction,
 )
+from peakopt.instances.native import dump
+from peakopt.models import Machine, SolveResult, Workflow
+from peakopt.models import content_hash as content_hash
+from peakopt.oracle.rows import ScoreRow
 
 #: (instance hash, machine hash, method, params JSON): what identifies a result row.
 Key = tuple[str, str, str, str]
@@ -75,7 +75,7 @@ class Result:
     reference
         The reference the gaps were computed against.
     code
-        The identity of the code that made the row (see :func:`peakopt.solver.campaign.row_code`).
+        The identity of the code that made the row (see :func:`peakopt.campaign.stress.row_code`).
     """
 
     instance: str
@@ -96,7 +96,7 @@ class Result:
 
 @dataclass(frozen=True)
 class Found:
-    """An instance an adversarial search judged (see :mod:`peakopt.solver.adversarial`)."""
+    """An instance an adversarial search judged (see :mod:`peakopt.campaign.adversarial`)."""
 
     method: str
     params: str
@@ -115,7 +115,7 @@ class Store:
     Parameters
     ----------
     path
-        The SQLite file; created when missing (see :mod:`peakopt.solver.storage` for what
+        The SQLite file; created when missing (see :mod:`peakopt.campaign.storage` for what
         is accepted as a store).
     fresh
         Drop the store's tables and start it empty.

@@ -25,12 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from peakopt.campaign.executors import Executor
+from peakopt.campaign.runner import run
+from peakopt.campaign.store import content_hash
+from peakopt.campaign.stress import CAMPAIGN, Done, Item, Settings, auto_chunk
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow
-from peakopt.solver.campaign import Item, Settings, auto_chunk, run_item
-from peakopt.solver.executors import Executor, run_items
-from peakopt.solver.store import content_hash
 
 #: Spread (log scale) of the factor a duration or demand is multiplied by.
 SPREAD = 0.7
@@ -206,13 +207,24 @@ def _item(workflow: Workflow, machine: Machine, spec: SearchSpec) -> Item:
     )
 
 
-def _judge(item: Item, value: Any, evaluation: int, mutations: tuple[str, ...]) -> Candidate:
-    if value is None:
-        return Candidate(item.workflow, item.machine, None, evaluation=evaluation, mutations=mutations)
-    (result,) = value.results
+def _judge(item: Item, done: Done, evaluation: int, mutations: tuple[str, ...]) -> Candidate:
+    """The child as its one row says: a failed or lost run is an invalid row, without a gap."""
+    (result,) = done.results
     row = result.row
     gap = row.gap if row.safe and row.gap is not None else None
-    return Candidate(item.workflow, item.machine, gap, row, value.reference, evaluation, mutations)
+    return Candidate(item.workflow, item.machine, gap, row, done.reference, evaluation, mutations)
+
+
+def _run(executor: Executor, items: list[Item], chunk: int) -> dict[int, Done]:
+    """What each child gives, by the id of the parent's item (a worker's ``Done`` holds a copy)."""
+    found: dict[int, Done] = {}
+
+    def keep(item: Item, done: Done) -> None:
+        found[id(item)] = done
+
+    for _ in run(executor, CAMPAIGN, items, keep, chunk=chunk):
+        pass
+    return found
 
 
 def _tournament(population: Sequence[Candidate], rng: random.Random) -> Candidate:
@@ -265,12 +277,9 @@ def search(
             children.append((_item(child, parent.machine, spec), number, done))
         items = [item for item, _, _ in children]
         chunk = auto_chunk(len(items), executor.slots)
-        values = {
-            id(o.item): o.value
-            for o in run_items(executor, run_item, items, chunk=chunk, deadline=Item.deadline)
-        }
+        found = _run(executor, items, chunk)
         population = _select(
-            population + [_judge(item, values.get(id(item)), n, d) for item, n, d in children],
+            population + [_judge(item, found[id(item)], n, d) for item, n, d in children],
             spec.population,
         )
         judged += len(children)

@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from peakopt.campaign.stress import ERROR
 from peakopt.oracle import ScoreRow
-from peakopt.solver.campaign import ERROR
 
 #: Crossings (or failure reasons) spelt out in the one ``Error:`` line; the rest are counted.
 SHOWN = 5

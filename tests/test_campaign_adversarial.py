@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from strategies import machines, workflows
 from stress_helpers import small_suite, table
 
+from peakopt.campaign.adversarial import Candidate, SearchResult, SearchSpec, mutate, search
+from peakopt.campaign.executors import Where, open_executor
+from peakopt.campaign.stress import Settings
 from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.instances.native import dump
 from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate, with_reference
 from peakopt.solver import solve
-from peakopt.solver.adversarial import Candidate, SearchResult, SearchSpec, mutate, search
-from peakopt.solver.campaign import Settings
-from peakopt.solver.executors import Where, open_executor
 from peakopt.solver.heuristics import run as run_method
 
 SETTINGS = Settings(time_limit=5.0, workers=1, seed=0, method_limit=10.0)

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from peakopt.solver import backends
-from peakopt.solver.executors import Where, open_executor, run_items
-from peakopt.solver.limits import ItemTimeout, time_limit
+from peakopt.campaign import pools
+from peakopt.campaign.executors import Where, open_executor, run_items
+from peakopt.campaign.limits import ItemTimeout, time_limit
 
 
 def work(x: int) -> int:
@@ -78,7 +78,7 @@ def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> 
             assert (value, error) == (x, None)
 
 
-_INIT = backends._worker_init
+_INIT = pools._worker_init
 
 
 def slow_start(*args: object) -> None:
@@ -88,7 +88,7 @@ def slow_start(*args: object) -> None:
 
 
 def test_a_deadline_does_not_count_the_workers_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backends, "_worker_init", slow_start)
+    monkeypatch.setattr(pools, "_worker_init", slow_start)
     # start-up (1.5 s) is longer than each item's limit and grace (1 s): they still finish
     found = outcomes(Where(jobs=2), deaf, [0, 2, 4], chunk=1, deadline=lambda _: 0.5, grace=0.5)
     assert found == {0: (0, None), 2: (2, None), 4: (4, None)}
@@ -97,7 +97,7 @@ def test_a_deadline_does_not_count_the_workers_start_up(monkeypatch: pytest.Monk
 def test_a_worker_that_never_starts_is_stopped_after_the_startup_allowance(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(backends, "_worker_init", slow_start)
+    monkeypatch.setattr(pools, "_worker_init", slow_start)
     found = outcomes(Where(jobs=1), deaf, [0], deadline=lambda _: 0.1, grace=0.1, startup=0.3)
     assert found[0][0] is None
     assert "no result within the hard limit of 0.2 s; its worker was stopped" in str(found[0][1])
@@ -149,7 +149,7 @@ def test_where_rejects_bad_combinations(kwargs: dict[str, object]) -> None:
 
 
 def test_a_limit_longer_than_a_timer_takes_is_no_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from peakopt.solver.executors import run_chunk
+    from peakopt.campaign.executors import run_chunk
 
     # threading.Timer(1e300) dies in its thread with an OverflowError: such a limit only means "never"
     crashed: list[object] = []
@@ -195,11 +195,11 @@ def test_a_soft_limit_longer_than_a_timer_takes_is_no_limit(in_thread: bool) -> 
 def chatty(x: int) -> int:
     """Reports to the parent; 7 dies first (it may take the queue's write lock with it)."""
     if x == 7:  # dies while it sends: it holds the queue's write lock, as a worker killed mid-send would
-        assert backends._QUEUE is not None
-        backends._QUEUE._wlock.acquire()  # type: ignore[attr-defined]
+        assert pools._QUEUE is not None
+        pools._QUEUE._wlock.acquire()  # type: ignore[attr-defined]
         os._exit(3)
     time.sleep(0.3)  # leave the dying worker time to break the pool first
-    backends.report(("alive", x))
+    pools.report(("alive", x))
     return x
 
 

@@ -13,7 +13,7 @@ Failures never stop a run:
   again one at a time, alone, so that the one that kills or hangs a worker is
   found and gets the error, and the others get their results.
 
-Soft per-call limits inside an item are :func:`peakopt.solver.limits.time_limit`'s job.
+Soft per-call limits inside an item are :func:`peakopt.campaign.limits.time_limit`'s job.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
-from peakopt.solver.backends import HUNG, Backend, Lost, dask_backend, local_backend, report
-from peakopt.solver.limits import describe
+from peakopt.campaign.dask_pool import dask_pool
+from peakopt.campaign.limits import describe
+from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, report
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -133,24 +134,24 @@ class Outcome(Generic[T, R]):
 
 
 class Executor:
-    """A started backend (see :func:`open_executor`); use it as a context manager."""
+    """A started pool (see :func:`open_executor`); use it as a context manager."""
 
-    def __init__(self, backend: Backend, where: Where) -> None:
-        self.backend = backend
+    def __init__(self, pool: Pool, where: Where) -> None:
+        self.pool = pool
         self.where = where
 
     @property
     def slots(self) -> int:
         """How many chunks run at once."""
-        return self.backend.slots
+        return self.pool.slots
 
     def messages(self) -> list[Any]:
         """Everything workers sent with :func:`report` since the last call (local processes only)."""
-        return self.backend.messages()
+        return self.pool.messages()
 
     def close(self, now: bool = False) -> None:
         """Stop the workers; ``now`` drops queued work and ends running items."""
-        self.backend.close(now)
+        self.pool.close(now)
 
     def __enter__(self) -> Executor:
         return self
@@ -168,9 +169,9 @@ def open_executor(where: Where) -> Executor:
         When the scheduler cannot be reached or the cluster cannot start.
     """
     if where.jobs is not None or (where.dask_local is None and where.scheduler is None):
-        return Executor(local_backend(where.jobs or default_jobs()), where)
+        return Executor(local_pool(where.jobs or default_jobs()), where)
     try:
-        return Executor(dask_backend(where.dask_local, where.scheduler), where)
+        return Executor(dask_pool(where.dask_local, where.scheduler), where)
     except (OSError, TimeoutError, ValueError) as exc:
         target = where.scheduler or "a LocalCluster"
         raise ExecutorError(f"cannot start Dask on {target}: {exc}") from exc
@@ -258,11 +259,11 @@ def run_items(
     queue: deque[list[T]] = deque(list(items[i : i + chunk]) for i in range(0, len(items), chunk))
     alone: deque[T] = deque()
     flying: dict[Any, _Flight[T]] = {}
-    backend = executor.backend
+    pool = executor.pool
     while queue or alone or flying:
-        _launch(backend, func, queue, alone, flying, deadline, grace, startup if backend.announces else 0.0)
-        finished = backend.wait(list(flying), 0.2)
-        for handle in backend.started():
+        _launch(pool, func, queue, alone, flying, deadline, grace, startup if pool.announces else 0.0)
+        finished = pool.wait(list(flying), 0.2)
+        for handle in pool.started():
             if handle in flying:
                 flying[handle].due = time.monotonic() + flying[handle].limit
         if tick is not None:
@@ -270,7 +271,7 @@ def run_items(
         for handle in finished:
             flight = flying.pop(handle)
             try:
-                values = backend.result(handle)
+                values = pool.result(handle)
             except Lost as exc:
                 yield from _lost(flight, str(exc), alone)
                 continue
@@ -279,7 +280,7 @@ def run_items(
         now = time.monotonic()
         overdue = [h for h, f in flying.items() if f.due < now]
         if overdue:
-            for handle in backend.stop(overdue, list(flying)):
+            for handle in pool.stop(overdue, list(flying)):
                 flight = flying.pop(handle)
                 why = f"no result within the hard limit of {flight.limit:g} s; its worker was stopped"
                 yield from _lost(
@@ -288,7 +289,7 @@ def run_items(
 
 
 def _launch(
-    backend: Backend,
+    pool: Pool,
     func: Callable[[T], R],
     queue: deque[list[T]],
     alone: deque[T],
@@ -306,12 +307,12 @@ def _launch(
         if not flying:
             batches.append(([alone.popleft()], True))
     else:
-        while queue and len(flying) + len(batches) < backend.slots * backend.depth:
+        while queue and len(flying) + len(batches) < pool.slots * pool.depth:
             batches.append((queue.popleft(), False))
     for batch, single in batches:
         limits = [deadline(item) for item in batch]
         limit = sum(limits) + grace
-        handle = backend.submit(run_chunk, func, batch, limits)
+        handle = pool.submit(run_chunk, func, batch, limits)
         flying[handle] = _Flight(batch, limit, time.monotonic() + limit + wait, single)
 
 

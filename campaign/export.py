@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from peakopt.campaign.store import Store
 from peakopt.instances import write_atomic
 from peakopt.instances.native import dump, pretty_json
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow
-from peakopt.solver.store import Store
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,109 @@
+"""Reference solves: one :class:`Job` per workflow × machine, run by the one runner, kept in a store.
+
+``peakopt solve`` is a thin client of this module: it reads the inputs, opens a
+:class:`~peakopt.campaign.references.ReferenceStore` (the ``-o`` file), and hands
+the jobs the store does not hold yet to :func:`peakopt.campaign.runner.run` with
+:data:`SOLVES`. :func:`run_job`, the function pickled to the workers, lives here so that
+a worker imports nothing of the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from peakopt.campaign.executors import solve_deadline
+from peakopt.campaign.jsonl import record_line
+from peakopt.campaign.pools import report
+from peakopt.campaign.references import ReferenceStore
+from peakopt.campaign.runner import Work
+from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
+from peakopt.solver import solve
+
+
+@dataclass(frozen=True)
+class Job:
+    """One workflow × machine to solve, and its place in the run.
+
+    Attributes
+    ----------
+    index
+        Its number in the run (what its worker's progress messages name).
+    workflow, machine
+        The instance.
+    settings
+        Keyword arguments of :func:`peakopt.solver.solve` (``time_limit``, ``backend``...).
+    """
+
+    index: int
+    workflow: Workflow
+    machine: Machine
+    settings: dict[str, Any]
+
+
+def jobs(pairs: Iterable[tuple[Workflow, Machine]], settings: dict[str, Any]) -> list[Job]:
+    """One job per pair, numbered in order."""
+    return [Job(index, workflow, machine, settings) for index, (workflow, machine) in enumerate(pairs)]
+
+
+def run_job(job: Job) -> SolveResult:
+    """Solve one job in a worker; solver refusals become ``error`` records.
+
+    While the search runs, its incumbent and bound go to the parent as
+    ``(job index, incumbent, bound)`` messages (see :func:`peakopt.campaign.pools.report`).
+    """
+
+    def progress(incumbent: float | None, bound: float) -> None:
+        report((job.index, incumbent, bound))
+
+    try:
+        return solve(job.workflow, job.machine, progress=progress, **job.settings)
+    except PeakoptError as exc:
+        return failed(job, str(exc))
+
+
+def failed(job: Job, message: str) -> SolveResult:
+    """The ``error`` record of a job."""
+    return SolveResult(
+        workflow=job.workflow.id,
+        machine=job.machine.name,
+        status="error",
+        solver=job.settings["backend"],
+        params=job.settings,
+        message=message,
+    )
+
+
+def deadline(job: Job) -> float:
+    """Hard limit of one solve (seconds)."""
+    return solve_deadline(float(job.settings["time_limit"]))
+
+
+#: What the runner runs for ``peakopt solve``: a lost or failed solve is an ``error`` record.
+SOLVES: Work[Job, SolveResult] = Work(run_job, deadline, failed)
+
+
+class Sink:
+    """Where records go as they finish: a reference store, and a printer of JSON lines (stdout).
+
+    Parameters
+    ----------
+    store
+        Keeps each record as it arrives; None when nothing is kept.
+    echo
+        Prints each record as one JSON line; None when nothing is printed.
+    """
+
+    def __init__(self, store: ReferenceStore | None, echo: Callable[[str], None] | None) -> None:
+        self.store = store
+        self.echo = echo
+        self.written = 0
+
+    def write(self, job: Job, result: SolveResult) -> None:
+        """Keep the record, then print it."""
+        if self.store is not None:
+            self.store.add(job.workflow, job.machine, result)
+        if self.echo is not None:
+            self.echo(record_line(result))
+        self.written += 1

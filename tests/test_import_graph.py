@@ -1,0 +1,150 @@
+"""The dependency direction of the design, read from every module's imports (ast: nothing is imported).
+
+models <- instances; oracle <- solver <- campaign <- cli; plots <- cli only; nothing imports
+cli; the oracle imports models only; the solver imports neither instances nor campaign; the
+campaign imports neither cli nor plots. Imports inside functions and under TYPE_CHECKING count.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import tomllib
+from pathlib import Path
+
+from paths import ROOT
+
+SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+
+#: The top-level packages each top-level package may import (itself included).
+ALLOWED = {
+    "models": {"models"},
+    "instances": {"models", "instances"},
+    "oracle": {"models", "oracle"},
+    "solver": {"models", "oracle", "solver"},
+    "campaign": {"models", "instances", "oracle", "solver", "campaign"},
+    # beside the campaign, when they come
+    "evals": {"models", "instances", "oracle", "solver", "campaign", "evals"},
+    "runtime": {"models", "instances", "oracle", "solver", "campaign", "runtime"},
+    "plots": {"models", "oracle", "plots"},
+    "cli": {"models", "instances", "oracle", "solver", "campaign", "evals", "runtime", "plots", "cli"},
+}
+
+
+@functools.cache
+def modules() -> dict[str, Path]:
+    """Every module of the installed packages by dotted name (a package by its ``__init__.py``)."""
+    found = {}
+    for package, folder in SETUPTOOLS["package-dir"].items():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            name = package if path.name == "__init__.py" else f"{package}.{path.stem}"
+            found[name] = path
+    return found
+
+
+def _targets(node: ast.Import | ast.ImportFrom, module: str) -> list[str]:
+    """The modules an import statement names (``from P import m`` names P.m when that is a module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:  # relative: counted from the module's package
+        package = module if modules()[module].name == "__init__.py" else module.rpartition(".")[0]
+        parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*parts, *([base] if base else [])])
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in modules() else base for a in node.names]
+
+
+@functools.cache
+def imports() -> dict[str, frozenset[str]]:
+    """Every module's imports: all of them, first-party or not, at any depth of the code."""
+    found = {}
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        found[name] = frozenset(
+            target
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for target in _targets(node, name)
+        )
+    return found
+
+
+def top(module: str) -> str | None:
+    """``cli`` for ``peakopt.cli.solve``; None for a module outside peakopt."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "peakopt" and len(parts) > 1 else None
+
+
+def edges() -> list[tuple[str, str, str, str]]:
+    """(importer, imported, importer's package, imported's package) for every import within peakopt."""
+    return [
+        (importer, target, str(top(importer)), str(top(target)))
+        for importer, targets in imports().items()
+        for target in sorted(targets)
+        if top(target) is not None
+    ]
+
+
+def crossing(rule: str, found: list[tuple[str, str, str, str]]) -> str:
+    return f"{rule}:\n" + "\n".join(f"  {a} imports {b}" for a, b, _, _ in found)
+
+
+def test_the_graph_is_read() -> None:
+    assert len(modules()) > 100
+    assert "peakopt.solver.backends" in imports()["peakopt.solver.solve"]
+    assert "peakopt.campaign.stress" in imports()["peakopt.campaign.adversarial"]
+    assert "ortools.sat.python" in imports()["peakopt.solver.search"]
+
+
+def test_every_package_has_its_place_in_the_design() -> None:
+    packages = {top(m) for m in modules()}
+    assert packages <= set(ALLOWED), f"place {packages - set(ALLOWED)} in ALLOWED (and in design.md)"
+
+
+def test_every_import_follows_the_dependency_direction() -> None:
+    wrong = [e for e in edges() if e[3] not in ALLOWED[e[2]]]
+    assert not wrong, crossing("against the dependency direction", wrong)
+
+
+def test_nothing_imports_the_command_line() -> None:
+    wrong = [e for e in edges() if e[3] == "cli" and e[2] != "cli"]
+    assert not wrong, crossing("only cli imports cli", wrong)
+
+
+def test_only_the_command_line_imports_plots() -> None:
+    wrong = [e for e in edges() if e[3] == "plots" and e[2] not in ("plots", "cli")]
+    assert not wrong, crossing("plots <- cli only", wrong)
+
+
+def test_the_oracle_imports_models_only() -> None:
+    wrong = [e for e in edges() if e[2] == "oracle" and e[3] not in ("oracle", "models")]
+    assert not wrong, crossing("the oracle is an independent judge", wrong)
+
+
+def test_the_solver_imports_neither_instances_nor_campaign() -> None:
+    wrong = [e for e in edges() if e[2] == "solver" and e[3] in ("instances", "campaign", "cli", "plots")]
+    assert not wrong, crossing("the solver stands below instances and the campaign", wrong)
+
+
+def test_the_campaign_imports_neither_cli_nor_plots() -> None:
+    wrong = [e for e in edges() if e[2] == "campaign" and e[3] in ("cli", "plots")]
+    assert not wrong, crossing("workers run the campaign's code: it must not need the command line", wrong)
+
+
+def closure(module: str) -> set[str]:
+    """Every module ``module`` imports, directly or not (packages' own imports left out)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for target in imports().get(todo.pop(), frozenset()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_milp_cross_check_uses_nothing_of_the_cp_sat_search() -> None:
+    found = closure("peakopt.solver.milp")
+    assert "peakopt.solver.backends" in found  # the neutral budget and result types
+    cp_sat = {"peakopt.solver.search", "peakopt.solver.cpsat", "peakopt.solver.decide"} & found
+    assert not cp_sat and not [m for m in found if m.startswith("ortools")], sorted(found)
