@@ -56,7 +56,9 @@ def blocks(page: Path) -> list[Block]:
             continue
         language, _, attributes = token.info.partition(" ")
         title = TITLE.search(attributes)
-        text = SNIPPET.sub(lambda m: (ROOT / m.group(1)).read_text(encoding="utf-8").rstrip("\n"), token.content)
+        text = SNIPPET.sub(
+            lambda m: (ROOT / m.group(1)).read_text(encoding="utf-8").rstrip("\n"), token.content
+        )
         line = token.map[0] + 1 if token.map else 0
         found.append(Block(language, title.group(1) if title else None, text, line))
     return found
@@ -103,7 +105,12 @@ def run_console(page: Path, block: Block, cwd: Path) -> None:
     """Run each ``$`` line; check its exit code and its exact output lines."""
     for command, shown in commands(block.text):
         done = subprocess.run(
-            ["bash", "-c", command], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=TIMEOUT
+            ["bash", "-c", command],
+            cwd=cwd,
+            env=environment(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
         )
         output = (done.stdout + done.stderr).splitlines()
         expected_code = 1 if any(line.startswith("Error: ") for line in shown) else 0
@@ -117,7 +124,12 @@ def run_console(page: Path, block: Block, cwd: Path) -> None:
 def run_python(page: Path, block: Block, cwd: Path) -> None:
     """Run a python block in a fresh interpreter; check what it says it prints, in order."""
     done = subprocess.run(
-        [sys.executable, "-c", block.text], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=TIMEOUT
+        [sys.executable, "-c", block.text],
+        cwd=cwd,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     context = f"{where(page, block)}\n--- stdout:\n{done.stdout[-2000:]}\n--- stderr:\n{done.stderr[-3000:]}"
     assert done.returncode == 0, f"exit {done.returncode}: {context}"
@@ -177,7 +189,9 @@ def run_page(page: Path, folder: Path) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def outcomes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[Path, str | None]:
+def outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[Path, str | None]:
     """Each selected page's outcome; pages run side by side, as most of the time is process start-up."""
     selected = [
         item.callspec.params["page"]
