@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from peakopt.instances.documents import decode_one
 from peakopt.instances.errors import InputError, from_validation
@@ -88,8 +88,8 @@ class _ToolModel(BaseModel):
     source: str | None = None
 
 
-#: A literal argument of a tool call: a name and a JSON scalar.
-_Arguments = dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], str | int | float | bool]
+#: Literal arguments of a tool call: name -> JSON scalar (checked by :meth:`_ServerModel._scalars`).
+_Arguments = dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], Any]
 
 
 class _ServerModel(BaseModel):
@@ -97,6 +97,16 @@ class _ServerModel(BaseModel):
     server: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
     category: Literal[CATEGORIES]  # type: ignore[valid-type]
     arguments: _Arguments = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _scalars(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        # a union type would name its member ("str"), not the argument, in the error
+        for name, value in arguments.items():
+            if not isinstance(value, str | int | float | bool):
+                raise ValueError(f"argument {name!r} must be a string, number or boolean, got {value!r}")
+        return arguments
+
     tools: tuple[_ToolModel, ...] = Field(min_length=1)
 
 
