@@ -7,7 +7,7 @@ from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, par
 from peakopt.instances.native import merge, write_atomic
 from peakopt.instances.paths import Expanded, expand, read_text
 from peakopt.instances.peakbench import from_context, to_context
-from peakopt.instances.prompts import prompt_records
+from peakopt.instances.prompts import plan_prompt_record, plan_prompt_records, prompt_records
 from peakopt.instances.save import WRITE_FORMATS, render, save
 from peakopt.instances.stress import StressSpec, stress_suite
 
@@ -29,6 +29,8 @@ __all__ = [
     "merge",
     "parse_catalog",
     "parse_text",
+    "plan_prompt_record",
+    "plan_prompt_records",
     "prompt_records",
     "read_text",
     "render",
