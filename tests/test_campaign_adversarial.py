@@ -52,6 +52,7 @@ def searched(jobs: int, seed: int) -> SearchResult:
         return search(executor, start(), spec)
 
 
+@pytest.mark.slow
 def test_search_is_reproducible_on_any_executor_and_never_lowers_the_worst_gap() -> None:
     one, two = searched(1, seed=7), searched(2, seed=7)
     assert one.history == two.history

@@ -174,6 +174,7 @@ def test_interrupt_keeps_finished_records_and_says_how_to_resume(
     assert not partial(out).exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
     out = tmp_path / "refs.jsonl"
     command = [sys.executable, "-m", "peakopt.cli", "solve", str(EASY[0]), str(J30 / "j3029_3.sm")]

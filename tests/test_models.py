@@ -115,6 +115,7 @@ def test_solve_result_schedule() -> None:
     assert SolveResult(workflow="w", status="unknown").schedule is None
 
 
+@pytest.mark.slow
 @given(workflows())
 def test_json_round_trip_is_lossless(workflow: Workflow) -> None:
     text = render(Suite(workflows=(workflow,)), "json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def cited(draw: st.DrawFn, answer: str) -> str:
     return " ".join(words)
 
 
+@pytest.mark.slow
 @given(st.data(), SCHEDULES)
 def test_citations_and_links_anywhere_never_hide_the_answer(
     data: st.DataObject, schedule: dict[str, float]

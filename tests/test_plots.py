@@ -36,6 +36,7 @@ def red_pixels(path: Path) -> int:
     return int((close & (abs(image[..., 2] - target[2]) < 0.08)).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"refund{suffix}"
@@ -51,6 +52,7 @@ def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
         assert red_pixels(path) > 200
 
 
+@pytest.mark.slow
 def test_no_overflow_panel_when_safe(tmp_path: Path) -> None:
     svg, png = tmp_path / "safe.svg", tmp_path / "safe.png"
     for path in (svg, png):
@@ -70,6 +72,7 @@ def test_unavoidable_overload_is_drawn_apart(tmp_path: Path) -> None:
     assert 'id="overflow-unavoidable-m' in path.read_text()
 
 
+@pytest.mark.slow
 def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
     rng = random.Random(7)
     tasks = [
@@ -111,6 +114,7 @@ def run_cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
+@pytest.mark.slow
 def test_plot_command_asap_next_to_optimal(tmp_path: Path) -> None:
     out = tmp_path / "refund.svg"
     code, err = run_cli("plot", "bundled:refund", "--method", "asap", "--optimal", "-o", str(out))
@@ -123,6 +127,7 @@ def test_plot_command_asap_next_to_optimal(tmp_path: Path) -> None:
     assert "asap (unsafe)" in text and "gap -" not in text and "gap unsafe" in text
 
 
+@pytest.mark.slow
 def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None:
     import json
 
@@ -146,6 +151,7 @@ def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None
     assert red_pixels(out) > 200  # the LLM launched everything at once
 
 
+@pytest.mark.slow
 def test_plot_says_which_lines_of_a_schedules_file_it_could_not_read(tmp_path: Path) -> None:
     schedules = tmp_path / "answers.jsonl"
     good = {"workflow": "refund", "machine": "worker", "source": "me", "starts": dict.fromkeys(FOUR, 0)}

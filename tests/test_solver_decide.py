@@ -29,6 +29,7 @@ def _j30(name: str) -> tuple[Workflow, Machine]:
     return suite.workflows[0], suite.machines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prover", get_args(Prover))
 def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prover) -> None:
     workflow, machine = _j30(NAME)

@@ -27,6 +27,7 @@ def _judge(workflow: Workflow, machine: Machine, problem: Problem, outcome: Outc
     return score.makespan
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(tiny_instances())
 def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine]) -> None:

@@ -65,6 +65,7 @@ def test_refund_example_is_optimal_and_safe() -> None:
     assert result.cva_floor == 0.0
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(workflows(max_tasks=6), machines())
 def test_every_schedule_is_safe_even_with_arbitrary_floats(workflow: Workflow, machine: Machine) -> None:
@@ -135,6 +136,7 @@ def test_unsafe_hint_is_ignored_and_a_good_hint_is_used() -> None:
     assert good.makespan == result.makespan == j30_optima()["j301_1"]
 
 
+@pytest.mark.slow
 def test_progress_reports_incumbents_and_bounds() -> None:
     workflow, machine = _instance(str(J30 / "j3013_10.sm"))
     seen: list[tuple[float | None, float]] = []
