@@ -11,17 +11,17 @@ from peakopt.oracle.references import ReferenceError, check_references
 from peakopt.oracle.replay import replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import ResourceScore, Score, Violation
-from peakopt.oracle.scoring import Options, score_prediction, score_record
+from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
 from peakopt.oracle.sweep import load_profile, runs
 
 __all__ = [
     "TOLERANCE",
     "BatchScorer",
     "BatchScores",
-    "Options",
     "PlanRow",
     "PlanScore",
     "ReferenceError",
+    "ReplayOptions",
     "ResourceScore",
     "Score",
     "ScoreRow",

@@ -29,7 +29,7 @@ References = Mapping[tuple[str, str | None], SolveResult]
 
 
 @dataclass(frozen=True)
-class Options:
+class ReplayOptions:
     """How records are replayed (see :mod:`peakopt.oracle.replay`)."""
 
     mode: Mode = "literal"
@@ -110,7 +110,7 @@ def score_record(
     record: Mapping[str, Any] | None,
     suite: Suite,
     references: References | None = None,
-    options: Options | None = None,
+    options: ReplayOptions | None = None,
     *,
     line: int | None = None,
     error: str | None = None,
@@ -134,7 +134,7 @@ def score_record(
     -------
     ScoreRow
     """
-    options = options or Options()
+    options = options or ReplayOptions()
     ident = identity(record, line)
     if error is not None or record is None:
         return ScoreRow.invalid([Violation(kind="parse", message=error or "unreadable record")], **ident)

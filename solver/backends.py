@@ -82,7 +82,7 @@ class Request:
     limits
         The budget.
     options
-        The backend's own switches (:class:`peakopt.solver.cpsat.Options` for ``cpsat``);
+        The backend's own switches (:class:`peakopt.solver.cpsat.CpsatOptions` for ``cpsat``);
         None for its defaults.
     progress
         Called with (incumbent, bound) in ticks whenever either improves, if the backend can say.

@@ -3,7 +3,7 @@
 A fresh model per solve, built by one short function per family (variables,
 precedences, cumulatives, redundant no-overlaps, objective). What the
 benchmarks showed to help (see the README's figures) is on by default in
-:class:`Options`; the rest can be switched on to measure it again.
+:class:`CpsatOptions`; the rest can be switched on to measure it again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ Prover = Literal["forward", "mirrored"]
 
 
 @dataclass(frozen=True)
-class Options:
+class CpsatOptions:
     """Model and search switches (the defaults are what measured best).
 
     Attributes
@@ -181,7 +181,7 @@ def build(
     horizon: int,
     lower: int,
     found: Structure,
-    options: Options,
+    options: CpsatOptions,
     minimise: bool = True,
 ) -> Model:
     """A fresh model whose schedules all end by ``horizon``."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from ortools.sat.python import cp_model
 
 from peakopt.solver.conflicts import Structure
-from peakopt.solver.cpsat import Model, Options, Prover, build
+from peakopt.solver.cpsat import CpsatOptions, Model, Prover, build
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem, mirror
 
@@ -38,7 +38,12 @@ class Attempt:
 
 
 def decision_model(
-    problem: Problem, target: int, lower: int, found: Structure, options: Options, solver: cp_model.CpSolver
+    problem: Problem,
+    target: int,
+    lower: int,
+    found: Structure,
+    options: CpsatOptions,
+    solver: cp_model.CpSolver,
 ) -> Model:
     """The question "a schedule ending by ``target``?" as a model, and the solver set up for it."""
     if not (problem.coarse and options.decision_plain):
@@ -54,7 +59,7 @@ def attempt(
     target: int,
     lower: int,
     found: Structure,
-    options: Options,
+    options: CpsatOptions,
     solver: cp_model.CpSolver,
     prover: Prover,
 ) -> Attempt:

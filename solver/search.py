@@ -24,7 +24,7 @@ from ortools.sat.python import cp_model
 
 from peakopt.solver.backends import Limits, Outcome, Progress, Request
 from peakopt.solver.conflicts import Structure, structure
-from peakopt.solver.cpsat import Options, Prover, build
+from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import Problem
@@ -81,7 +81,7 @@ class Job:
     outcome: Shared
     found: Structure
     limits: Limits
-    options: Options
+    options: CpsatOptions
     deadline: float
     progress: Progress | None = None
 
@@ -184,7 +184,7 @@ def search(
     lower: int,
     found: Structure,
     limits: Limits,
-    options: Options,
+    options: CpsatOptions,
     progress: Progress | None = None,
 ) -> Shared:
     """Improve ``initial`` (a feasible schedule in ticks) and raise ``lower`` within the limits."""
@@ -208,7 +208,7 @@ def search(
     return outcome
 
 
-def _share(options: Options, limits: Limits, least: float) -> float:
+def _share(options: CpsatOptions, limits: Limits, least: float) -> float:
     """Length of the first optimisation phase: a share of the limit, at least ``least`` (or half)."""
     return max(options.optimise_share * limits.time_limit, min(least, limits.time_limit / 2))
 
@@ -228,7 +228,7 @@ def _side_by_side(job: Job) -> None:
 
 def cpsat(request: Request) -> Outcome:
     """The ``cpsat`` backend: the conflict structure of the cliques, then :func:`search`."""
-    options = request.options if isinstance(request.options, Options) else Options()
+    options = request.options if isinstance(request.options, CpsatOptions) else CpsatOptions()
     return search(
         request.problem,
         initial=request.initial,

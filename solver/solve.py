@@ -16,7 +16,7 @@ from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
 from peakopt.solver.conflicts import Node, greedy_cliques, topological_order
-from peakopt.solver.cpsat import Options
+from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import milp
@@ -75,7 +75,7 @@ def solve(
     hint: Schedule | None = None,
     gap_limit: float = 0.0,
     progress: SolveProgress | None = None,
-    options: Options | None = None,
+    options: CpsatOptions | None = None,
 ) -> SolveResult:
     """The minimum makespan among safe schedules (avoidable cva 0), proven or bounded.
 
@@ -135,11 +135,11 @@ def solve(
             shown = problem.seconds(bound) if real is None else real
             report(None if incumbent is None else problem.seconds(incumbent), shown)
 
-    outcome = _search(problem, initial, cliques, limits, backend, options or Options(), ticks)
+    outcome = _search(problem, initial, cliques, limits, backend, options or CpsatOptions(), ticks)
     relaxed = None
     if not problem.exact:
         left = replace(limits, time_limit=time_limit - (time.perf_counter() - began))
-        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or Options())
+        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or CpsatOptions())
     params = {
         "time_limit": time_limit,
         "workers": workers,
@@ -156,7 +156,7 @@ def _search(
     cliques: list[list[Node]],
     limits: Limits,
     backend: str,
-    options: Options,
+    options: CpsatOptions,
     progress: Progress | None = None,
 ) -> Outcome:
     """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
@@ -177,7 +177,12 @@ class _Relaxation:
 
 
 def _relaxation(
-    workflow: Workflow, machine: Machine, outcome: Outcome, limits: Limits, backend: str, options: Options
+    workflow: Workflow,
+    machine: Machine,
+    outcome: Outcome,
+    limits: Limits,
+    backend: str,
+    options: CpsatOptions,
 ) -> _Relaxation:
     """A lower bound in seconds on the optimum of rounded data, exactly, and the relaxation's schedule.
 

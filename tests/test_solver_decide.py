@@ -14,7 +14,7 @@ from peakopt.oracle import evaluate
 from peakopt.solver.backends import Limits
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import greedy_cliques, structure
-from peakopt.solver.cpsat import Options, Prover
+from peakopt.solver.cpsat import CpsatOptions, Prover
 from peakopt.solver.decide import usable
 from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
@@ -42,7 +42,7 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
     outcome = Shared(initial, end(problem, initial), lower_bound(problem, cliques))
     limits = Limits(time_limit=60, workers=1, seed=0)
     deadline = time.monotonic() + limits.time_limit
-    destructive(Job(problem, outcome, structure(problem, cliques), limits, Options(), deadline), prover)
+    destructive(Job(problem, outcome, structure(problem, cliques), limits, CpsatOptions(), deadline), prover)
     assert outcome.makespan == outcome.bound == optimum
     assert outcome.phases[-1] == f"{prover}:ub-1={optimum - 1}:infeasible"
     assert feasible(problem, outcome.starts)

@@ -17,7 +17,7 @@ from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate, same_time
 from peakopt.solver import solve
-from peakopt.solver.cpsat import Options
+from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.scaling import scale
 
@@ -155,9 +155,9 @@ def test_gap_limit_stops_early_within_the_gap() -> None:
 
 
 @pytest.mark.parametrize(
-    "options", [Options(destructive=False), Options(cliques=False, makespan_interval=False)]
+    "options", [CpsatOptions(destructive=False), CpsatOptions(cliques=False, makespan_interval=False)]
 )
-def test_model_variants_reach_the_optimum(options: Options) -> None:
+def test_model_variants_reach_the_optimum(options: CpsatOptions) -> None:
     workflow, machine = _instance(str(J30 / "j3011_4.sm"))
     result = solve(workflow, machine, time_limit=30, options=options)
     assert_safe(result, workflow, machine)
