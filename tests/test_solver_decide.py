@@ -19,7 +19,7 @@ from peakopt.solver.decide import usable
 from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.scaling import scale
-from peakopt.solver.search import Job, Shared, destructive
+from peakopt.solver.search import SearchState, Shared, destructive
 
 NAME = "j3013_1"  # the heuristic start is 3 above the optimum, proven in 1–2 s by either prover
 
@@ -42,7 +42,9 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
     outcome = Shared(initial, end(problem, initial), lower_bound(problem, cliques))
     limits = Limits(time_limit=60, workers=1, seed=0)
     deadline = time.monotonic() + limits.time_limit
-    destructive(Job(problem, outcome, structure(problem, cliques), limits, CpsatOptions(), deadline), prover)
+    destructive(
+        SearchState(problem, outcome, structure(problem, cliques), limits, CpsatOptions(), deadline), prover
+    )
     assert outcome.makespan == outcome.bound == optimum
     assert outcome.phases[-1] == f"{prover}:ub-1={optimum - 1}:infeasible"
     assert feasible(problem, outcome.starts)
