@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from peakopt.campaign.executors import Executor, Outcome, run_items
+from peakopt.campaign.executors import Executor, ItemOutcome, run_items
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,7 +53,7 @@ class Work(Generic[T, R]):
     failed: Callable[[T, str], R]
     split: Callable[[T], Sequence[T]] | None = None
 
-    def result(self, outcome: Outcome[T, R]) -> R:
+    def result(self, outcome: ItemOutcome[T, R]) -> R:
         """The outcome's value, or the item's failed result."""
         if outcome.value is not None:
             return outcome.value
@@ -105,7 +105,7 @@ def run(
 
 def _keep(
     work: Work[T, R],
-    outcome: Outcome[T, R],
+    outcome: ItemOutcome[T, R],
     write: Callable[[T, R], None] | None,
     progress: Callable[[T, R], None] | None,
 ) -> R:
