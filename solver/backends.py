@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from peakopt.solver.conflicts import Node
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 #: progress(incumbent, bound) in ticks; the incumbent is None when only the bound moved.
 Progress = Callable[[int | None, int], None]
@@ -88,7 +88,7 @@ class Request:
         Called with (incumbent, bound) in ticks whenever either improves, if the backend can say.
     """
 
-    problem: Problem
+    problem: IntegerProblem
     initial: list[int]
     lower: int
     cliques: list[list[Node]]

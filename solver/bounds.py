@@ -10,10 +10,10 @@ import networkx as nx
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.exact import fraction
 from peakopt.solver.conflicts import Node, topological_order
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 
-def heads(problem: Problem) -> list[int]:
+def heads(problem: IntegerProblem) -> list[int]:
     """Earliest start of each task, from precedences alone (ticks)."""
     head = [0] * problem.size
     for j in topological_order(problem):
@@ -21,7 +21,7 @@ def heads(problem: Problem) -> list[int]:
     return head
 
 
-def tails(problem: Problem) -> list[int]:
+def tails(problem: IntegerProblem) -> list[int]:
     """Shortest time that must follow each task's end, from precedences alone (ticks)."""
     tail = [0] * problem.size
     for j in reversed(topological_order(problem)):
@@ -30,13 +30,13 @@ def tails(problem: Problem) -> list[int]:
     return tail
 
 
-def critical_path(problem: Problem) -> int:
+def critical_path(problem: IntegerProblem) -> int:
     """Length of the longest precedence chain (ticks)."""
     head = heads(problem)
     return max((h + d for h, d in zip(head, problem.length, strict=True)), default=0)
 
 
-def energy_bound(problem: Problem) -> int:
+def energy_bound(problem: IntegerProblem) -> int:
     """Per resource, total demand × time over capacity, rounded up; the largest (ticks)."""
     best = 0
     for m, cap in enumerate(problem.capacity):
@@ -45,7 +45,7 @@ def energy_bound(problem: Problem) -> int:
     return best
 
 
-def clique_bound(problem: Problem, cliques: list[list[Node]]) -> int:
+def clique_bound(problem: IntegerProblem, cliques: list[list[Node]]) -> int:
     """Largest ``min head + total size + min tail`` over cliques of pieces that run one at a time."""
     head, tail = heads(problem), tails(problem)
     best = 0
@@ -57,12 +57,12 @@ def clique_bound(problem: Problem, cliques: list[list[Node]]) -> int:
     return best
 
 
-def _piece_end(problem: Problem, node: Node) -> int:
+def _piece_end(problem: IntegerProblem, node: Node) -> int:
     piece = problem.pieces[node.task][node.piece]
     return piece.offset + piece.size
 
 
-def lower_bound(problem: Problem, cliques: list[list[Node]]) -> int:
+def lower_bound(problem: IntegerProblem, cliques: list[list[Node]]) -> int:
     """The best of the critical-path, energy and clique bounds (ticks)."""
     return max(critical_path(problem), energy_bound(problem), clique_bound(problem, cliques))
 

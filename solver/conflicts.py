@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 #: At most this many cliques are kept (each becomes one constraint).
 MAX_CLIQUES = 256
@@ -36,7 +36,7 @@ class Node:
     piece: int
 
 
-def topological_order(problem: Problem) -> list[int]:
+def topological_order(problem: IntegerProblem) -> list[int]:
     """Task indices, every predecessor before its successors."""
     pending = [len(p) for p in problem.preds]
     succs: list[list[int]] = [[] for _ in problem.ids]
@@ -52,7 +52,7 @@ def topological_order(problem: Problem) -> list[int]:
     return order
 
 
-def reachability(problem: Problem) -> NDArray[np.bool_]:
+def reachability(problem: IntegerProblem) -> NDArray[np.bool_]:
     """``reach[i, j]`` when task ``j`` transitively depends on task ``i``."""
     n = problem.size
     reach = np.zeros((n, n), dtype=bool)
@@ -63,12 +63,12 @@ def reachability(problem: Problem) -> NDArray[np.bool_]:
     return reach
 
 
-def nodes(problem: Problem) -> list[Node]:
+def nodes(problem: IntegerProblem) -> list[Node]:
     """Every piece of positive size."""
     return [Node(i, k) for i, pieces in enumerate(problem.pieces) for k, p in enumerate(pieces) if p.size > 0]
 
 
-def resource_conflicts(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+def resource_conflicts(problem: IntegerProblem, found: list[Node]) -> NDArray[np.bool_]:
     """``conflict[a, b]`` when pieces ``a`` and ``b`` together exceed some capacity."""
     demand = np.array(
         [problem.pieces[node.task][node.piece].demand for node in found], dtype=np.int64
@@ -80,7 +80,7 @@ def resource_conflicts(problem: Problem, found: list[Node]) -> NDArray[np.bool_]
     return conflict
 
 
-def ordered(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+def ordered(problem: IntegerProblem, found: list[Node]) -> NDArray[np.bool_]:
     """``ordered[a, b]`` when the tasks of pieces ``a`` and ``b`` are the same or ordered by precedence."""
     tasks = np.array([node.task for node in found], dtype=np.int64)
     reach = reachability(problem)[np.ix_(tasks, tasks)]
@@ -88,14 +88,14 @@ def ordered(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
     return same | reach | reach.T
 
 
-def conflict_matrix(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+def conflict_matrix(problem: IntegerProblem, found: list[Node]) -> NDArray[np.bool_]:
     """``conflict[a, b]`` when pieces ``a`` and ``b`` can never overlap."""
     conflict = resource_conflicts(problem, found) | ordered(problem, found)
     np.fill_diagonal(conflict, False)
     return conflict
 
 
-def disjunctive_pairs(problem: Problem, limit: int = MAX_PAIRS) -> list[tuple[Node, Node]]:
+def disjunctive_pairs(problem: IntegerProblem, limit: int = MAX_PAIRS) -> list[tuple[Node, Node]]:
     """Pairs of pieces that exceed a capacity together and that no precedence orders yet.
 
     Empty when there are more than ``limit`` (each pair costs a literal and two constraints).
@@ -110,7 +110,7 @@ def disjunctive_pairs(problem: Problem, limit: int = MAX_PAIRS) -> list[tuple[No
     return [(found[a], found[b]) for a, b in zip(rows.tolist(), cols.tolist(), strict=True)]
 
 
-def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node]]:
+def greedy_cliques(problem: IntegerProblem, limit: int = MAX_CLIQUES) -> list[list[Node]]:
     """Maximal cliques grown greedily from each piece, longest pieces first.
 
     Only cliques with at least two pieces that are not contained in an
@@ -140,7 +140,7 @@ def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node
     return [[found[k] for k in members] for members in cliques]
 
 
-def forbidden_sets(problem: Problem, limit: int = MAX_SETS) -> list[tuple[Node, ...]]:
+def forbidden_sets(problem: IntegerProblem, limit: int = MAX_SETS) -> list[tuple[Node, ...]]:
     """Minimal sets of three or four pieces that exceed a capacity together (no pair of them does).
 
     In every schedule two pieces of such a set are ordered one after the
@@ -186,7 +186,7 @@ class Structure:
     sets: list[tuple[Node, ...]]
 
 
-def structure(problem: Problem, cliques: list[list[Node]] | None = None) -> Structure:
+def structure(problem: IntegerProblem, cliques: list[list[Node]] | None = None) -> Structure:
     """Greedy cliques (unless given), and on fine grids the disjunctive pairs and forbidden sets.
 
     Ordering literals pay off where start times have many values (0.01 s

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model
 from peakopt.solver.conflicts import Structure
 from peakopt.solver.cpsat import CpsatOptions, Model, Prover, build
 from peakopt.solver.feasibility import end
-from peakopt.solver.scaling import Problem, mirror
+from peakopt.solver.scaling import IntegerProblem, mirror
 
 NOTHING = Structure([], [], [])
 
@@ -38,7 +38,7 @@ class Attempt:
 
 
 def decision_model(
-    problem: Problem,
+    problem: IntegerProblem,
     target: int,
     lower: int,
     found: Structure,
@@ -55,7 +55,7 @@ def decision_model(
 
 
 def attempt(
-    problem: Problem,
+    problem: IntegerProblem,
     target: int,
     lower: int,
     found: Structure,
@@ -76,7 +76,7 @@ def attempt(
     return Attempt(model, solver, backwards)
 
 
-def usable(problem: Problem, provers: tuple[Prover, ...]) -> tuple[Prover, ...]:
+def usable(problem: IntegerProblem, provers: tuple[Prover, ...]) -> tuple[Prover, ...]:
     """The provers worth running on ``problem``: the mirrored one only on coarse time grids.
 
     At least the forward one, so that the destructive step always has a search.

@@ -48,7 +48,7 @@ class Piece:
 
 
 @dataclass(frozen=True)
-class Problem:
+class IntegerProblem:
     """A workflow on a machine in integers, built once, read by the solvers (no pydantic).
 
     Attributes
@@ -271,7 +271,7 @@ def _note(tick: Fraction, time_exact: bool, rounded: list[tuple[str, Fraction]])
     return "; ".join(notes)
 
 
-def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Problem:
+def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> IntegerProblem:
     """The integer problem of ``workflow`` on ``machine``: clamped, scaled, conservative.
 
     Parameters
@@ -288,7 +288,7 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Pro
 
     Returns
     -------
-    Problem
+    IntegerProblem
         Exact when the shortest decimals of every duration, demand and
         capacity scale to integers within :data:`MAX_HORIZON` and
         :data:`MAX_ENERGY`; otherwise rounded so that every schedule of the
@@ -303,7 +303,7 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Pro
         lengths.append(length)
         pieces.append(task_pieces)
     index = workflow.index
-    return Problem(
+    return IntegerProblem(
         ids=tuple(t.id for t in workflow.tasks),
         resources=resources,
         capacity=tuple(s.capacity for s in scaled),
@@ -320,7 +320,7 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Pro
     )
 
 
-def as_instance(problem: Problem) -> tuple[Workflow, Machine]:
+def as_instance(problem: IntegerProblem) -> tuple[Workflow, Machine]:
     """The integer problem as a workflow and a machine: a tick as a second, a unit as an amount.
 
     For the heuristics, when the real schedule they give does not fit the
@@ -343,7 +343,7 @@ def as_instance(problem: Problem) -> tuple[Workflow, Machine]:
     return Workflow(id="scaled", tasks=tuple(tasks)), Machine(name="scaled", capacity=capacity)
 
 
-def mirror(problem: Problem) -> Problem:
+def mirror(problem: IntegerProblem) -> IntegerProblem:
     """The problem backwards in time: successors become predecessors, profiles run in reverse.
 
     A schedule ``s'`` of the mirror with makespan ``T`` is the schedule

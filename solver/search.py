@@ -27,7 +27,7 @@ from peakopt.solver.conflicts import Structure, structure
 from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.feasibility import end
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 #: Phases shorter than this are not started (seconds).
 MIN_PHASE = 0.01
@@ -45,7 +45,9 @@ class Shared(Outcome):
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
     asking: dict[cp_model.CpSolver, int] = field(default_factory=dict, repr=False)
 
-    def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str | None) -> None:
+    def offer(
+        self, problem: IntegerProblem, starts: list[int] | None, bound: int | None, note: str | None
+    ) -> None:
         """Keep a better schedule or bound; once done, stop every running search.
 
         A better schedule also stops every decision search that asks about
@@ -77,7 +79,7 @@ class Shared(Outcome):
 class SearchState:
     """One search: the problem, what it may use, its limits, and the outcome its threads share."""
 
-    problem: Problem
+    problem: IntegerProblem
     outcome: Shared
     found: Structure
     limits: Limits
@@ -104,7 +106,11 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
     """Shares each new incumbent at once (the prover's target) and reports progress."""
 
     def __init__(
-        self, problem: Problem, outcome: Shared, starts: list[cp_model.IntVar], progress: Progress | None
+        self,
+        problem: IntegerProblem,
+        outcome: Shared,
+        starts: list[cp_model.IntVar],
+        progress: Progress | None,
     ):
         super().__init__()
         self.problem, self.outcome, self.starts, self.progress = problem, outcome, starts, progress
@@ -178,7 +184,7 @@ def destructive(state: SearchState, prover: Prover) -> None:
 
 
 def search(
-    problem: Problem,
+    problem: IntegerProblem,
     *,
     initial: list[int],
     lower: int,

@@ -20,7 +20,7 @@ from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import milp
-from peakopt.solver.scaling import Problem, as_instance, scale
+from peakopt.solver.scaling import IntegerProblem, as_instance, scale
 from peakopt.solver.search import MIN_PHASE, cpsat
 
 register("cpsat", cpsat)
@@ -49,7 +49,7 @@ def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend:
 
 
 def _start(
-    problem: Problem, workflow: Workflow, machine: Machine, hint: Schedule | None, seed: int
+    problem: IntegerProblem, workflow: Workflow, machine: Machine, hint: Schedule | None, seed: int
 ) -> list[int]:
     """The starting schedule in ticks: the hint or the heuristic, else serial (always feasible)."""
     if sum(real_lengths(workflow)) > sys.float_info.max:
@@ -151,7 +151,7 @@ def solve(
 
 
 def _search(
-    problem: Problem,
+    problem: IntegerProblem,
     initial: list[int],
     cliques: list[list[Node]],
     limits: Limits,
@@ -172,7 +172,7 @@ class _Relaxation:
     """What the relaxation of rounded data gives: a real lower bound, and its best schedule in ticks."""
 
     bound: Fraction
-    problem: Problem
+    problem: IntegerProblem
     starts: list[int]
 
 
@@ -206,7 +206,11 @@ def _relaxation(
 
 
 def _real(
-    workflow: Workflow, machine: Machine, problem: Problem, ticks: list[int], relaxed: _Relaxation | None
+    workflow: Workflow,
+    machine: Machine,
+    problem: IntegerProblem,
+    ticks: list[int],
+    relaxed: _Relaxation | None,
 ) -> tuple[dict[str, float], Score]:
     """The schedule in seconds and the oracle's score of it, in real time and units.
 
@@ -233,7 +237,7 @@ def _real(
 def _result(
     workflow: Workflow,
     machine: Machine,
-    problem: Problem,
+    problem: IntegerProblem,
     outcome: Outcome,
     relaxed: _Relaxation | None,
     backend: str,

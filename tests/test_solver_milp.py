@@ -14,11 +14,11 @@ from peakopt.solver.conflicts import structure, topological_order
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import serial, to_seconds
 from peakopt.solver.milp import MilpTooLarge, solve_milp
-from peakopt.solver.scaling import Problem, scale
+from peakopt.solver.scaling import IntegerProblem, scale
 from peakopt.solver.search import search
 
 
-def _judge(workflow: Workflow, machine: Machine, problem: Problem, outcome: Outcome) -> float:
+def _judge(workflow: Workflow, machine: Machine, problem: IntegerProblem, outcome: Outcome) -> float:
     """The oracle's makespan of an outcome, after checking it is proven, valid and safe."""
     assert outcome.bound == outcome.makespan
     starts = to_seconds(problem, outcome.starts)
