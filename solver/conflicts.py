@@ -178,7 +178,7 @@ def _cliques_of(free: NDArray[np.bool_], size: int) -> list[tuple[int, ...]]:
 
 
 @dataclass(frozen=True)
-class Structure:
+class ConflictStructure:
     """What the model adds beyond the textbook: cliques, disjunctive pairs, forbidden sets."""
 
     cliques: list[list[Node]]
@@ -186,7 +186,7 @@ class Structure:
     sets: list[tuple[Node, ...]]
 
 
-def structure(problem: IntegerProblem, cliques: list[list[Node]] | None = None) -> Structure:
+def conflict_structure(problem: IntegerProblem, cliques: list[list[Node]] | None = None) -> ConflictStructure:
     """Greedy cliques (unless given), and on fine grids the disjunctive pairs and forbidden sets.
 
     Ordering literals pay off where start times have many values (0.01 s
@@ -195,5 +195,5 @@ def structure(problem: IntegerProblem, cliques: list[list[Node]] | None = None) 
     """
     cliques = greedy_cliques(problem) if cliques is None else cliques
     if problem.coarse:
-        return Structure(cliques, [], [])
-    return Structure(cliques, disjunctive_pairs(problem), forbidden_sets(problem))
+        return ConflictStructure(cliques, [], [])
+    return ConflictStructure(cliques, disjunctive_pairs(problem), forbidden_sets(problem))

@@ -16,7 +16,7 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from peakopt.solver.bounds import heads, tails
-from peakopt.solver.conflicts import Node, Structure
+from peakopt.solver.conflicts import ConflictStructure, Node
 from peakopt.solver.scaling import IntegerProblem
 
 #: The decision searches of the destructive step: the problem as it is, or time-mirrored.
@@ -128,7 +128,10 @@ def no_overlaps(
 
 
 def orderings(
-    model: cp_model.CpModel, problem: IntegerProblem, starts: Sequence[cp_model.IntVar], found: Structure
+    model: cp_model.CpModel,
+    problem: IntegerProblem,
+    starts: Sequence[cp_model.IntVar],
+    found: ConflictStructure,
 ) -> None:
     """Literals "piece a ends before piece b starts", and which of them must hold.
 
@@ -180,7 +183,7 @@ def build(
     *,
     horizon: int,
     lower: int,
-    found: Structure,
+    found: ConflictStructure,
     options: CpsatOptions,
     minimise: bool = True,
 ) -> Model:

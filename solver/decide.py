@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.conflicts import Structure
+from peakopt.solver.conflicts import ConflictStructure
 from peakopt.solver.cpsat import CpsatOptions, Model, Prover, build
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import IntegerProblem, mirror
 
-NOTHING = Structure([], [], [])
+NOTHING = ConflictStructure([], [], [])
 
 
 @dataclass
@@ -41,7 +41,7 @@ def decision_model(
     problem: IntegerProblem,
     target: int,
     lower: int,
-    found: Structure,
+    found: ConflictStructure,
     options: CpsatOptions,
     solver: cp_model.CpSolver,
 ) -> Model:
@@ -58,7 +58,7 @@ def attempt(
     problem: IntegerProblem,
     target: int,
     lower: int,
-    found: Structure,
+    found: ConflictStructure,
     options: CpsatOptions,
     solver: cp_model.CpSolver,
     prover: Prover,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from peakopt.solver.backends import Limits, Outcome, Progress, Request
-from peakopt.solver.conflicts import Structure, structure
+from peakopt.solver.conflicts import ConflictStructure, conflict_structure
 from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.feasibility import end
@@ -81,7 +81,7 @@ class SearchState:
 
     problem: IntegerProblem
     outcome: Shared
-    found: Structure
+    found: ConflictStructure
     limits: Limits
     options: CpsatOptions
     deadline: float
@@ -188,7 +188,7 @@ def search(
     *,
     initial: list[int],
     lower: int,
-    found: Structure,
+    found: ConflictStructure,
     limits: Limits,
     options: CpsatOptions,
     progress: Progress | None = None,
@@ -241,7 +241,7 @@ def cpsat(request: Request) -> Outcome:
         request.problem,
         initial=request.initial,
         lower=request.lower,
-        found=structure(request.problem, request.cliques),
+        found=conflict_structure(request.problem, request.cliques),
         limits=request.limits,
         options=options,
         progress=request.progress,

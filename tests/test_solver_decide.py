@@ -13,7 +13,7 @@ from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver.backends import Limits
 from peakopt.solver.bounds import lower_bound
-from peakopt.solver.conflicts import greedy_cliques, structure
+from peakopt.solver.conflicts import conflict_structure, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions, Prover
 from peakopt.solver.decide import usable
 from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
@@ -43,7 +43,8 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
     limits = Limits(time_limit=60, workers=1, seed=0)
     deadline = time.monotonic() + limits.time_limit
     destructive(
-        SearchState(problem, outcome, structure(problem, cliques), limits, CpsatOptions(), deadline), prover
+        SearchState(problem, outcome, conflict_structure(problem, cliques), limits, CpsatOptions(), deadline),
+        prover,
     )
     assert outcome.makespan == outcome.bound == optimum
     assert outcome.phases[-1] == f"{prover}:ub-1={optimum - 1}:infeasible"

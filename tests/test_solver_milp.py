@@ -10,7 +10,7 @@ from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.backends import Limits, Outcome
-from peakopt.solver.conflicts import structure, topological_order
+from peakopt.solver.conflicts import conflict_structure, topological_order
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import serial, to_seconds
 from peakopt.solver.milp import MilpTooLarge, solve_milp
@@ -38,7 +38,12 @@ def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine])
     initial = serial(problem, topological_order(problem))
     limits = Limits(time_limit=60, workers=1, seed=0)
     exact = search(
-        problem, initial=initial, lower=0, found=structure(problem), limits=limits, options=CpsatOptions()
+        problem,
+        initial=initial,
+        lower=0,
+        found=conflict_structure(problem),
+        limits=limits,
+        options=CpsatOptions(),
     )
     cross = solve_milp(problem, initial=initial, lower=0, limits=limits)
     assert _judge(workflow, machine, problem, exact) == pytest.approx(
