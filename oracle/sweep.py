@@ -31,7 +31,7 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Piece:
+class LoadPiece:
     """The load on one resource is constant over [start, end).
 
     ``active`` maps each running task to its demand on the resource.
@@ -146,7 +146,7 @@ def runs(workflow: Workflow, starts: Mapping[str, float], resource: str) -> list
     ]
 
 
-def load_profile(runs_: list[Run]) -> list[Piece]:
+def load_profile(runs_: list[Run]) -> list[LoadPiece]:
     """The load as constant pieces in time order, from the first run to the last (exact sums).
 
     Pieces of zero load between runs are included.
@@ -155,7 +155,7 @@ def load_profile(runs_: list[Run]) -> list[Piece]:
     unit, amounts = on_grid([run.amount for run in runs_])
     given = [(times[2 * k], times[2 * k + 1], run.task, amounts[k]) for k, run in enumerate(runs_)]
     return [
-        Piece(
+        LoadPiece(
             to_float(here, exponent),
             to_float(after, exponent),
             to_float(load, unit),
