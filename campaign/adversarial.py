@@ -73,7 +73,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class SearchSpec:
+class AdversarialSpec:
     """What to search for and how long.
 
     Parameters
@@ -101,7 +101,7 @@ class SearchSpec:
 
 
 @dataclass
-class SearchResult:
+class AdversarialResult:
     """The worst instances found (worst first) and the worst gap after each generation."""
 
     worst: list[Candidate]
@@ -201,7 +201,7 @@ def mutate(
     return Workflow.model_validate(document), tuple(done)
 
 
-def _item(workflow: Workflow, machine: Machine, spec: SearchSpec) -> Item:
+def _item(workflow: Workflow, machine: Machine, spec: AdversarialSpec) -> Item:
     return Item(
         content_hash(workflow), content_hash(machine), workflow, machine, (spec.method,), spec.settings
     )
@@ -236,12 +236,12 @@ def _base(workflow_id: str) -> str:
     return workflow_id.split("~", 1)[0]
 
 
-def search(
+def adversarial_search(
     executor: Executor,
     start: Sequence[Candidate],
-    spec: SearchSpec,
+    spec: AdversarialSpec,
     progress: Callable[[int, float], None] | None = None,
-) -> SearchResult:
+) -> AdversarialResult:
     """Search for instances on which ``spec.method`` is farthest from the optimum.
 
     Parameters
@@ -257,7 +257,7 @@ def search(
 
     Returns
     -------
-    SearchResult
+    AdversarialResult
         The final population, worst first, and the worst gap after each generation.
     """
     if not start:
@@ -286,7 +286,7 @@ def search(
         history.append(population[0].fitness)
         if progress is not None:
             progress(judged, population[0].fitness)
-    return SearchResult(population, history)
+    return AdversarialResult(population, history)
 
 
 def _select(candidates: list[Candidate], size: int) -> list[Candidate]:

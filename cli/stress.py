@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.campaign.adversarial import Candidate, SearchResult, SearchSpec, search
+from peakopt.campaign.adversarial import AdversarialResult, AdversarialSpec, Candidate, adversarial_search
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.export import Case, worst_cases, write_cases
 from peakopt.campaign.gates import Threshold
@@ -50,8 +50,8 @@ def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, consol
 
 
 def _search(
-    executor: Executor, store: Store, spec: SearchSpec, pairs: Sequence[Pair], console: Console
-) -> SearchResult:
+    executor: Executor, store: Store, spec: AdversarialSpec, pairs: Sequence[Pair], console: Console
+) -> AdversarialResult:
     """Adversarial search from the method's worst cases in the store (or the first instances)."""
     seeds = [
         Candidate(c.workflow, c.machine, c.row.gap, c.row, c.reference)
@@ -66,10 +66,10 @@ def _search(
         def show(judged: int, worst: float) -> None:
             bar.update(task, completed=judged, description=f"{spec.method}: worst gap {100 * worst:.1f}%")
 
-        return search(executor, seeds, spec, progress=show)
+        return adversarial_search(executor, seeds, spec, progress=show)
 
 
-def _search_table(found: SearchResult, method: str) -> Table:
+def _search_table(found: AdversarialResult, method: str) -> Table:
     table = Table(title=f"adversarial search: {method}", title_justify="left")
     for column in ("workflow", "machine", "tasks", "gap", "makespan", "optimum", "mutations"):
         table.add_column(
@@ -89,7 +89,7 @@ def _search_table(found: SearchResult, method: str) -> Table:
     return table
 
 
-def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: str) -> list[Path]:
+def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, directory: str) -> list[Path]:
     cases = [
         Case(spec.method, c.workflow, c.machine, c.row, c.reference, spec.settings.seed)
         for c in found.worst[:keep]
@@ -245,12 +245,12 @@ def _work(
     """The campaign, then the search, on one executor (started only when there is work)."""
     if not todo.items and not evaluations:
         return
-    items = max(len(todo.items), SearchSpec.batch if evaluations else 0)
+    items = max(len(todo.items), AdversarialSpec.batch if evaluations else 0)
     with start(place, items) as executor:
         if todo.items:
             _run(executor, todo, store, chunk, console)
         if evaluations:
-            spec = SearchSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
+            spec = AdversarialSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
             found = _search(executor, store, spec, pairs, console)
             console.print(_search_table(found, spec.method))
             store.write_search(

@@ -40,7 +40,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from peakopt.oracle.answer import Ambiguous, Reading, choose, split_reasoning, under_final_key
-from peakopt.oracle.extract import Decoded, find_json, is_id, naming, search, step_of
+from peakopt.oracle.extract import Decoded, find_json, find_parts, is_id, naming, step_of
 from peakopt.oracle.score import Violation
 
 Kind = Literal["start", "delay"]
@@ -229,7 +229,7 @@ def schedule_readings(
     value: Any, steps: Collection[str] = (), duplicates: Collection[str] = ()
 ) -> list[tuple[Parsed, bool]]:
     """Every part of a decoded value that reads as a schedule, and whether it sits under a *final* key."""
-    found = search(
+    found = find_parts(
         value,
         lambda node, key: _accept(node, key, steps, duplicates),
         WRAPPERS + DELAY_WRAPPERS,
