@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from peakopt.campaign.dask_pool import dask_pool
 from peakopt.campaign.limits import describe
-from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, report
+from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, send_to_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -59,8 +59,8 @@ __all__ = [
     "ItemOutcome",
     "Where",
     "open_executor",
-    "report",
     "run_items",
+    "send_to_parent",
     "solve_deadline",
 ]
 
@@ -146,7 +146,7 @@ class Executor:
         return self.pool.slots
 
     def messages(self) -> list[Any]:
-        """Everything workers sent with :func:`report` since the last call (local processes only)."""
+        """Everything workers sent with :func:`send_to_parent` since the last call (local processes only)."""
         return self.pool.messages()
 
     def close(self, now: bool = False) -> None:

@@ -89,7 +89,7 @@ def run(
         Called with each item and its result once written.
     messages
         Called about five times a second with what workers sent meanwhile
-        (:func:`~peakopt.campaign.pools.report`; local processes only).
+        (:func:`~peakopt.campaign.pools.send_to_parent`; local processes only).
     """
     tick = None if messages is None else (lambda: messages(executor.messages()))
     retry: list[T] = []

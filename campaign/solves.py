@@ -15,7 +15,7 @@ from typing import Any
 
 from peakopt.campaign.executors import solve_deadline
 from peakopt.campaign.jsonl import record_line
-from peakopt.campaign.pools import report
+from peakopt.campaign.pools import send_to_parent
 from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
@@ -51,11 +51,11 @@ def run_solve(item: SolveItem) -> SolveResult:
     """Solve one item in a worker; solver refusals become ``error`` records.
 
     While the search runs, its incumbent and bound go to the parent as
-    ``(item index, incumbent, bound)`` messages (see :func:`peakopt.campaign.pools.report`).
+    ``(item index, incumbent, bound)`` messages (see :func:`peakopt.campaign.pools.send_to_parent`).
     """
 
     def progress(incumbent: float | None, bound: float) -> None:
-        report((item.index, incumbent, bound))
+        send_to_parent((item.index, incumbent, bound))
 
     try:
         return solve(item.workflow, item.machine, progress=progress, **item.settings)

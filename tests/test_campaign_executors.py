@@ -204,7 +204,7 @@ def chatty(x: int) -> int:
         pools._QUEUE._wlock.acquire()  # type: ignore[attr-defined]
         os._exit(3)
     time.sleep(0.3)  # leave the dying worker time to break the pool first
-    pools.report(("alive", x))
+    pools.send_to_parent(("alive", x))
     return x
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from peakopt.campaign.executors import Where, open_executor
-from peakopt.campaign.pools import report
+from peakopt.campaign.pools import send_to_parent
 from peakopt.campaign.runner import Work, run
 
 #: An item: a tuple of parts; the part 7 kills its worker, the part 3 raises.
@@ -15,7 +15,7 @@ Item = tuple[int, ...]
 def total(item: Item) -> int:
     """The sum of the parts' squares; each part says so to the parent first."""
     for part in item:
-        report(("part", part))
+        send_to_parent(("part", part))
         if part == 7:
             os._exit(3)
         if part == 3:
