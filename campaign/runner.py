@@ -8,7 +8,7 @@ the moment it arrives — to a reference store, a results store — reports
 progress, and yields the result. A run killed at any moment has written every
 result that arrived; a resumed run is given the items its store does not hold
 yet (see :meth:`peakopt.campaign.references.References.has` and
-:func:`peakopt.campaign.stress.plan`).
+:func:`peakopt.campaign.stress.backlog`).
 
 Failures never stop a run: an item whose function raised, whose worker died or
 hung past its hard limit, gets the result :attr:`Work.failed` makes of the

@@ -15,7 +15,7 @@ from peakopt.campaign.export import Case, worst_cases, write_cases
 from peakopt.campaign.gates import Threshold
 from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
-from peakopt.campaign.stress import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
+from peakopt.campaign.stress import Backlog, Pair, Settings, auto_chunk, backlog, check_methods, run_campaign
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import COUNT, seconds_option, seed_option
@@ -35,13 +35,13 @@ def _methods_or_none(ctx: click.Context, param: click.Parameter, value: tuple[st
     return _methods(ctx, param, value) if value else ()
 
 
-def _resuming(todo: Plan, db: str) -> str:
+def _resuming(todo: Backlog, db: str) -> str:
     stale = f" ({todo.stale} made by other code of their method or of the oracle)" if todo.stale else ""
     return f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run{stale}"
 
 
-def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, console: Console) -> None:
-    """Run the plan's items with a progress bar; results go to the store as they arrive."""
+def _run(executor: Executor, todo: Backlog, store: Store, chunk: int | None, console: Console) -> None:
+    """Run the backlog's items with a progress bar; results go to the store as they arrive."""
     size = chunk or auto_chunk(len(todo.items), executor.slots)
     with progress_bar(console, "stress", "rows") as bar:
         task = bar.add_task(executor.where.describe(), total=todo.rows)
@@ -209,7 +209,7 @@ def stress(
     store = Store(db, fresh=fresh)
     console = Console(stderr=True)
     try:
-        todo = plan(pairs, methods, settings, store, refs, redo=redo)
+        todo = backlog(pairs, methods, settings, store, refs, redo=redo)
         if todo.skipped or todo.stale:
             warn(_resuming(todo, db))
         _work(place, todo, store, chunk, console, search, settings, methods, pairs, worst_dir)
@@ -232,7 +232,7 @@ def stress(
 
 def _work(
     place: Where,
-    todo: Plan,
+    todo: Backlog,
     store: Store,
     chunk: int | None,
     console: Console,
