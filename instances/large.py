@@ -44,8 +44,8 @@ KINDS = ("layered", "rcpsp")
 
 
 @dataclass(frozen=True)
-class StressSpec:
-    """What a stress instance looks like.
+class LargeSpec:
+    """What a large instance looks like.
 
     Parameters
     ----------
@@ -107,7 +107,7 @@ class StressSpec:
         return f"{self.kind}-n{self.tasks}-s{self.seed}"
 
 
-def layered(spec: StressSpec, catalog: Catalog | None = None) -> Workflow:
+def layered(spec: LargeSpec, catalog: Catalog | None = None) -> Workflow:
     """A layered DAG of tool calls with catalog profiles."""
     catalog = catalog or default_catalog()
     draws = Draws(spec.seed)
@@ -141,7 +141,7 @@ def _resources(demand: dict[str, float], count: int, draws: Draws) -> dict[str, 
     return kept
 
 
-def rcpsp(spec: StressSpec) -> Workflow:
+def rcpsp(spec: LargeSpec) -> Workflow:
     """A random RCPSP instance with the spec's network complexity and resource factor."""
     draws = Draws(spec.seed)
     count, span = spec.tasks, spec.span
@@ -210,8 +210,8 @@ def strength_machine(workflow: Workflow, strength: float) -> Machine:
     return Machine(name=f"rs-{strength:g}", capacity=capacity, meta=meta)
 
 
-def stress_suite(spec: StressSpec, catalog: Catalog | None = None) -> Suite:
-    """A suite of one stress workflow and its resource-strength machine."""
+def large_suite(spec: LargeSpec, catalog: Catalog | None = None) -> Suite:
+    """A suite of one large workflow and its resource-strength machine."""
     workflow = layered(spec, catalog) if spec.kind == "layered" else rcpsp(spec)
-    meta = {"synthetic": True, "stress": dict(vars(spec))}
+    meta = {"synthetic": True, "large": dict(vars(spec))}
     return Suite(machines=(strength_machine(workflow, spec.strength),), workflows=(workflow,), meta=meta)
