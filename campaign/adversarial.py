@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from peakopt.campaign.executors import Executor
-from peakopt.campaign.runner import run
+from peakopt.campaign.runner import run_work
 from peakopt.campaign.store import content_hash
 from peakopt.campaign.stress import CAMPAIGN, Done, Item, Settings, auto_chunk
 from peakopt.instances.native import dump
@@ -222,7 +222,7 @@ def _run(executor: Executor, items: list[Item], chunk: int) -> dict[int, Done]:
     def keep(item: Item, done: Done) -> None:
         found[id(item)] = done
 
-    for _ in run(executor, CAMPAIGN, items, keep, chunk=chunk):
+    for _ in run_work(executor, CAMPAIGN, items, keep, chunk=chunk):
         pass
     return found
 

@@ -2,7 +2,7 @@
 
 A client says what its items are (:class:`Work`): the function a worker runs on
 one, its hard limit, the result of an item that gave none, and how to split an
-item lost with its worker. :func:`run` then runs them on an executor (local
+item lost with its worker. :func:`run_work` then runs them on an executor (local
 processes or Dask, see :mod:`peakopt.campaign.executors`), writes each result
 the moment it arrives — to a reference store, a results store — reports
 progress, and yields the result. A run killed at any moment has written every
@@ -60,7 +60,7 @@ class Work(Generic[T, R]):
         return self.failed(outcome.item, outcome.error or "no result")
 
 
-def run(
+def run_work(
     executor: Executor,
     work: Work[T, R],
     items: Sequence[T],

@@ -2,7 +2,7 @@
 
 ``peakopt solve`` is a thin client of this module: it reads the inputs, opens a
 :class:`~peakopt.campaign.references.ReferenceStore` (the ``-o`` file), and hands
-the items the store does not hold yet to :func:`peakopt.campaign.runner.run` with
+the items the store does not hold yet to :func:`peakopt.campaign.runner.run_work` with
 :data:`SOLVES`. :func:`run_solve`, the function pickled to the workers, lives here so that
 a worker imports nothing of the command line.
 """

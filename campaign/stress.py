@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.references import References, StoreReferences
-from peakopt.campaign.runner import Work, run
+from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Key, Result, Store, content_hash, params_text
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
@@ -325,7 +325,7 @@ def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chu
             references.add(item.workflow, item.machine, done.reference)
         store.write([], done.results)
 
-    return run(executor, CAMPAIGN, items, write, chunk=chunk)
+    return run_work(executor, CAMPAIGN, items, write, chunk=chunk)
 
 
 def auto_chunk(items: int, slots: int) -> int:

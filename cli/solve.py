@@ -12,7 +12,7 @@ from rich.table import Table
 
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.jsonl import JsonLinesReferences
-from peakopt.campaign.runner import run
+from peakopt.campaign.runner import run_work
 from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
 from peakopt.cli.cluster import executor_options, solve_options, start, where
 from peakopt.cli.common import input_options, interrupted, warn
@@ -57,7 +57,7 @@ def solve_all(todo: list[SolveItem], executor: Executor, sink: Sink, console: Co
         def messages(found: list[Any]) -> None:
             _show_long(found, running, seen, bar, task)
 
-        return list(run(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
+        return list(run_work(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
 
 
 def _show_long(

@@ -30,7 +30,7 @@ from fractions import Fraction
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.oracle.exact import close, over, to_float
 from peakopt.oracle.score import ResourceScore, Score, Violation
-from peakopt.oracle.sweep import Demands, Grid, Placed, demand_grid, pieces, place, time_grid
+from peakopt.oracle.sweep import Demands, Grid, Placed, demand_grid, pieces, place_segments, time_grid
 
 
 def _time(x: float) -> str:
@@ -212,7 +212,7 @@ def evaluate(workflow: Workflow, machine: Machine, schedule: Schedule) -> Score:
     for resource, capacity in machine.capacity.items():
         demands = demand_grid(workflow, resource, capacity)
         cap = demands.capacity
-        swept = _sweep(place(workflow, grid, demands), cap, grid.scale)
+        swept = _sweep(place_segments(workflow, grid, demands), cap, grid.scale)
         area, own = Fraction(swept.area, cap), Fraction(sum(_floors(grid, demands)), cap)
         resources[resource] = ResourceScore(
             capacity=capacity,

@@ -28,7 +28,7 @@ from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from peakopt.oracle.answer import Ambiguous, Reading, choose, split_reasoning
+from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning
 from peakopt.oracle.extract import find_json, find_parts, is_id, naming, step_of
 from peakopt.oracle.score import Violation
 
@@ -207,7 +207,7 @@ def structure_from_response(text: str, steps: Collection[str] = ()) -> Structure
         ]
         if not readings:
             continue
-        chosen = choose(readings, part, _key)
+        chosen = choose_reading(readings, part, _key)
         if isinstance(chosen, Ambiguous):
             return Violation(kind="ambiguous", message=chosen.message("structures"))
         if chosen.span.truncated:

@@ -91,7 +91,7 @@ def demand_grid(workflow: Workflow, resource: str, capacity: float) -> Demands:
     return Demands(exponent, ints[0], tuple(tuple(next(rest) for _ in t.segments) for t in workflow.tasks))
 
 
-def place(workflow: Workflow, grid: Grid, demands: Demands) -> list[Placed]:
+def place_segments(workflow: Workflow, grid: Grid, demands: Demands) -> list[Placed]:
     """(start, end, task, amount) of every placed segment that uses the resource, on the grids."""
     found = []
     for task, bounds, amounts in zip(workflow.tasks, grid.bounds, demands.demand, strict=True):
@@ -142,7 +142,7 @@ def runs(workflow: Workflow, starts: Mapping[str, float], resource: str) -> list
     demands = demand_grid(workflow, resource, 1.0)  # no capacity: any grid of the demands will do
     return [
         Run(to_float(b, grid.exponent), to_float(e, grid.exponent), task, to_float(a, demands.exponent))
-        for b, e, task, a in place(workflow, grid, demands)
+        for b, e, task, a in place_segments(workflow, grid, demands)
     ]
 
 

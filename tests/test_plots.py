@@ -12,7 +12,7 @@ from matplotlib.image import imread
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.plots.schedule_plot import AVOIDABLE, Drawn, figure, save
+from peakopt.plots.schedule_plot import AVOIDABLE, Drawn, figure, save_figure
 
 REFUND = load("bundled:refund")
 WORKFLOW, MACHINE = REFUND.workflows[0], REFUND.machines[0]
@@ -40,7 +40,7 @@ def red_pixels(path: Path) -> int:
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"refund{suffix}"
-    save(figure(WORKFLOW, MACHINE, drawn(ASAP, SAFE), dependencies=True), path)
+    save_figure(figure(WORKFLOW, MACHINE, drawn(ASAP, SAFE), dependencies=True), path)
     assert path.stat().st_size > 10_000
     if suffix == ".svg":
         text = path.read_text()
@@ -56,7 +56,7 @@ def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
 def test_no_overflow_panel_when_safe(tmp_path: Path) -> None:
     svg, png = tmp_path / "safe.svg", tmp_path / "safe.png"
     for path in (svg, png):
-        save(figure(WORKFLOW, MACHINE, drawn(SAFE)), path)
+        save_figure(figure(WORKFLOW, MACHINE, drawn(SAFE)), path)
     assert "overflow-" not in svg.read_text()
     assert red_pixels(png) == 0
 
@@ -68,7 +68,9 @@ def test_unavoidable_overload_is_drawn_apart(tmp_path: Path) -> None:
     machine = Machine(name="x", capacity={"m": 8})
     schedule = Schedule(workflow="w", starts={"big": 0, "b": 2}, source="serial")
     path = tmp_path / "u.svg"
-    save(figure(workflow, machine, [Drawn("serial", schedule, evaluate(workflow, machine, schedule))]), path)
+    save_figure(
+        figure(workflow, machine, [Drawn("serial", schedule, evaluate(workflow, machine, schedule))]), path
+    )
     assert 'id="overflow-unavoidable-m' in path.read_text()
 
 
@@ -95,14 +97,14 @@ def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert 0 < len(labels) <= 40
     path = tmp_path / "big.png"
-    save(fig, path)
+    save_figure(fig, path)
     height, _ = imread(path).shape[:2]
     assert height < 3000
 
 
 def test_rejects_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\.png or \.svg"):
-        save(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
+        save_figure(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
 
 
 def run_cli(*args: str) -> tuple[int, str]:
