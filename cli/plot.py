@@ -16,7 +16,7 @@ from peakopt.cli.targets import targets
 from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.gap import with_reference
+from peakopt.oracle.evaluate import with_reference
 from peakopt.oracle.scoring import score_record
 from peakopt.plots.schedule_plot import Drawn, figure, save_figure
 from peakopt.solver import solve

@@ -28,7 +28,7 @@ def gap_cell(gap: float | None, safe: bool, valid: bool = True) -> str:
     """One schedule's gap: ``+12.5%``; ``unsafe`` or ``invalid`` when it has none for that reason; ``-``.
 
     An unsafe schedule's gap is never shown, even where it could be computed
-    (see :mod:`peakopt.oracle.gap`).
+    (see :func:`peakopt.oracle.evaluate.with_reference`).
     """
     if not valid:
         return "invalid"

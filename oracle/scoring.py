@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from peakopt.models import Machine, Schedule, SolveResult, Suite, Workflow
-from peakopt.oracle.evaluate import evaluate
-from peakopt.oracle.gap import with_reference
+from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.parse import Parsed, parse_response, parse_starts
 from peakopt.oracle.planning import plan_score
 from peakopt.oracle.replay import DelayFrom, Missing, Mode, replay

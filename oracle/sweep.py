@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from peakopt.models import Workflow
-from peakopt.oracle.exact import on_grid, over, to_float
+from peakopt.oracle.exact import close, on_grid, over, to_float
 
 #: A placed segment on the grids: (start, end, task, amount).
 Placed = tuple[int, int, str, int]
@@ -131,6 +131,64 @@ def pieces(
             if not count[task]:
                 del active[task], count[task]
         yield here, after, load, alone, active
+
+
+@dataclass
+class Overflow:
+    """One overflow interval on the grids, as the sweep grows it."""
+
+    start: int
+    end: int
+    load: int
+    avoidable: int
+    tasks: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Swept:
+    """One resource's integrals over a schedule, on the grids (amount units × time units)."""
+
+    area: int  # ∫ max(0, L − C) dτ (in noise stretches, each step's own overload only)
+    avoidable: int  # the part of ``area`` beyond what each step causes on its own
+    used: int  # ∫ min(L, C) dτ
+    peak: int  # highest load over stretches longer than noise
+    overflows: list[Overflow]
+
+
+def sweep(placed: list[Placed], cap: int, scale: int) -> Swept:
+    """The integrals of one resource's load against capacity ``cap`` in a schedule of time ``scale``.
+
+    A stretch shorter than the tolerance (:func:`~peakopt.oracle.exact.close`) is
+    noise: its steps count as run one after another (their own overload only), and
+    it neither sets the peak nor starts or ends an overflow interval.
+    """
+    area = avoidable = used = peak = 0
+    done: list[Overflow] = []
+    current: Overflow | None = None
+    for here, after, load, alone, active in pieces(placed, cap):
+        width = after - here
+        used += min(load, cap) * width
+        area += alone * width  # what each running step causes on its own: no schedule avoids it
+        if close(here, after, scale):
+            continue
+        peak = max(peak, load)
+        # beyond what the steps force on their own, a load within the tolerance of C is at C
+        extra = (load - cap - alone) * width if over(load - alone, cap) else 0
+        if not (extra or alone):
+            if current is not None:
+                done.append(current)
+                current = None
+            continue
+        area, avoidable = area + extra, avoidable + extra
+        if current is None:
+            current = Overflow(here, after, load, extra, set(active))
+        else:
+            current.end, current.load = after, max(current.load, load)
+            current.avoidable += extra
+            current.tasks.update(active)
+    if current is not None:
+        done.append(current)
+    return Swept(area, avoidable, used, peak, done)
 
 
 def runs(workflow: Workflow, starts: Mapping[str, float], resource: str) -> list[Run]:

@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash
-from peakopt.oracle import Score, cva_floor, evaluate, same_time
+from peakopt.oracle import Score, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
@@ -281,7 +281,7 @@ def _result(
     message = problem.note or None
     if message and not proven:
         message += "; the real optimum lies between lower_bound and makespan"
-    floor = cva_floor(workflow, machine)
+    floor = cva_floor(measure(workflow, machine))
     if not math.isfinite(floor):  # e.g. a demand of 1e300 on a capacity of 1e-300
         floor = sys.float_info.max
         message = "; ".join(filter(None, [message, "cva floor past the largest float, reported as it"]))

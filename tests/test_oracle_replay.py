@@ -11,7 +11,8 @@ from strategies import schedules, workflows
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, SolveResult
 from peakopt.oracle import evaluate
-from peakopt.oracle.gap import gaps, with_reference
+from peakopt.oracle.evaluate import with_reference
+from peakopt.oracle.metrics import gaps
 from peakopt.oracle.parse import Parsed
 from peakopt.oracle.replay import replay
 from peakopt.oracle.scoring import ReplayOptions, index_references, score_record
