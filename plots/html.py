@@ -14,9 +14,9 @@ from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import ScoreSummary, aggregate
-from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.charts import data_uri, gap_distribution, group_bars, makespan_vs_cva
+from peakopt.plots.columns import summary_columns
 from peakopt.plots.schedule_plot import Drawn, figure
 
 STYLE = """

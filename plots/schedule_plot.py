@@ -19,8 +19,8 @@ from matplotlib.patches import Patch
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
-from peakopt.oracle.columns import gap_cell
 from peakopt.oracle.exact import before
+from peakopt.plots.columns import gap_cell
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"

@@ -1,7 +1,8 @@
-"""Aggregates as named, formatted columns.
+"""Aggregates as named, formatted columns, and the number formats of every table cell.
 
 One definition serves the terminal tables (``peakopt score``, ``peakopt
-report``) and the HTML report, so they always show the same figures.
+report``), plot titles and the HTML report, so they always show the same
+figures. Presentation only: the oracle computes the figures and formats none.
 """
 
 from __future__ import annotations
