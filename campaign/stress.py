@@ -23,7 +23,7 @@ from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.references import References, StoreReferences
 from peakopt.campaign.runner import Work, run_work
-from peakopt.campaign.store import Key, Result, Store, content_hash, params_text
+from peakopt.campaign.store import Result, ResultKey, Store, content_hash, params_text
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.scoring import tier
@@ -231,7 +231,7 @@ class Backlog:
     """
 
     items: list[Item]
-    keys: set[Key]
+    keys: set[ResultKey]
     skipped: int
     stale: int = 0
 

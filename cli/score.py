@@ -207,7 +207,7 @@ def read_scores(path: str) -> list[ScoreRow]:
 @click.option("--scores", help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.")
 @grouping(PLAN_GROUP_KEYS)
 @outputs
-def plan_score(
+def plan_score_command(
     truth_paths: tuple[str, ...],
     fmt: str | None,
     cpu: str,

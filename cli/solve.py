@@ -83,14 +83,14 @@ def summary_table(results: list[SolveResult], seconds: float) -> Table:
         table.add_column(column, justify="left" if column == "status" else "right")
     for status in sorted({r.status for r in results}):
         rows = [r for r in results if r.status == status]
-        gaps = [gap(r) for r in rows if gap(r) is not None]
+        gaps = [g for r in rows if (g := _bound_gap(r)) is not None]
         mean_gap = f"{sum(g for g in gaps if g is not None) / len(gaps):.2%}" if gaps else "-"
         times = [r.seconds for r in rows]
         table.add_row(status, str(len(rows)), mean_gap, f"{sum(times) / len(times):.3f}", f"{max(times):.3f}")
     return table
 
 
-def gap(result: SolveResult) -> float | None:
+def _bound_gap(result: SolveResult) -> float | None:
     """(makespan − lower bound) / makespan, when both are known."""
     if result.makespan is None or result.lower_bound is None:
         return None

@@ -24,7 +24,7 @@ from peakopt.oracle.score import Violation
 from peakopt.oracle.structure import Structure, parse_structure, structure_from_response
 
 #: (workflow id, machine name) -> the reference result for that pair.
-References = Mapping[tuple[str, str | None], SolveResult]
+ReferenceIndex = Mapping[tuple[str, str | None], SolveResult]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class ReplayOptions:
     missing: Missing = "invalid"
 
 
-def index_references(results: Iterable[SolveResult]) -> dict[tuple[str, str | None], SolveResult]:
+def index_references(results: Iterable[SolveResult]) -> ReferenceIndex:
     """References by (workflow, machine); a later result for the same pair replaces an earlier one.
 
     The results are not checked here: files read by the command line go
@@ -108,7 +108,7 @@ def read_timings(record: Mapping[str, Any], workflow: Workflow) -> Parsed | Viol
 def score_record(
     record: Mapping[str, Any] | None,
     suite: Suite,
-    references: References | None = None,
+    references: ReferenceIndex | None = None,
     options: ReplayOptions | None = None,
     *,
     line: int | None = None,
