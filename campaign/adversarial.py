@@ -139,7 +139,7 @@ def _change_demand(tasks: list[dict[str, Any]], rng: random.Random, machine: Mac
 
 
 def _add_edge(tasks: list[dict[str, Any]], rng: random.Random, machine: Machine) -> str:
-    order = _topological(tasks)
+    order = Workflow.model_validate({"id": "mutated", "tasks": tasks}).topological_order
     pairs = [
         (a, b)
         for i, a in enumerate(order)
@@ -160,25 +160,6 @@ def _drop_edge(tasks: list[dict[str, Any]], rng: random.Random, machine: Machine
     task, pred = rng.choice(edges)
     task["depends_on"] = [p for p in task["depends_on"] if p != pred]
     return f"drop {pred} -> {task['id']}"
-
-
-def _topological(tasks: list[dict[str, Any]]) -> list[int]:
-    """Task positions in an order where every predecessor comes first."""
-    index = {t["id"]: i for i, t in enumerate(tasks)}
-    placed: list[int] = []
-    seen: set[int] = set()
-
-    def visit(i: int) -> None:
-        if i in seen:
-            return
-        seen.add(i)
-        for pred in tasks[i].get("depends_on", []):
-            visit(index[pred])
-        placed.append(i)
-
-    for i in range(len(tasks)):
-        visit(i)
-    return placed
 
 
 _OPERATORS: dict[str, Callable[[list[dict[str, Any]], random.Random, Machine], str]] = {

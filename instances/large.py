@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import numpy as np
 
 from peakopt.instances.calls import draw_call
@@ -168,22 +167,7 @@ def rcpsp(spec: LargeSpec) -> Workflow:
 
 def earliest_starts(workflow: Workflow) -> np.ndarray:
     """Earliest start of each task (in task order) when resources are ignored."""
-    index = workflow.index
-    length = np.array([t.length for t in workflow.tasks])
-    start = np.zeros(len(workflow.tasks))
-    for position in _topological(workflow):
-        before = [index[p] for p in workflow.tasks[position].depends_on]
-        if before:
-            start[position] = max(start[b] + length[b] for b in before)
-    return start
-
-
-def _topological(workflow: Workflow) -> list[int]:
-    index = workflow.index
-    ordered = all(index[p] < i for i, t in enumerate(workflow.tasks) for p in t.depends_on)
-    if ordered:
-        return list(range(len(workflow.tasks)))
-    return [index[t] for t in nx.topological_sort(workflow.graph)]
+    return np.array(workflow.earliest_starts)
 
 
 def asap_peak(workflow: Workflow, resource: str) -> float:

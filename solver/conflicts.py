@@ -36,27 +36,11 @@ class Node:
     piece: int
 
 
-def topological_order(problem: IntegerProblem) -> list[int]:
-    """Task indices, every predecessor before its successors."""
-    pending = [len(p) for p in problem.preds]
-    succs: list[list[int]] = [[] for _ in problem.ids]
-    for j, preds in enumerate(problem.preds):
-        for i in preds:
-            succs[i].append(j)
-    order = [i for i, n in enumerate(pending) if n == 0]
-    for i in order:  # the list grows while it is read: Kahn's algorithm
-        for j in succs[i]:
-            pending[j] -= 1
-            if pending[j] == 0:
-                order.append(j)
-    return order
-
-
 def reachability(problem: IntegerProblem) -> NDArray[np.bool_]:
     """``reach[i, j]`` when task ``j`` transitively depends on task ``i``."""
     n = problem.size
     reach = np.zeros((n, n), dtype=bool)
-    for j in topological_order(problem):
+    for j in problem.order:
         for i in problem.preds[j]:
             reach[:, j] |= reach[:, i]
             reach[i, j] = True

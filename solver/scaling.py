@@ -63,6 +63,8 @@ class IntegerProblem:
         Per task, its profile as pieces of positive size covering [0, length).
     preds
         Per task, the indices of its predecessors.
+    order
+        The workflow's topological order (:attr:`peakopt.models.Workflow.topological_order`).
     tick, units
         Seconds per tick and, per resource, real amount per scaled unit.
     exact
@@ -79,6 +81,7 @@ class IntegerProblem:
     length: tuple[int, ...]
     pieces: tuple[tuple[Piece, ...], ...]
     preds: tuple[tuple[int, ...], ...]
+    order: tuple[int, ...]
     tick: Fraction
     units: tuple[Fraction, ...]
     exact: bool
@@ -302,14 +305,14 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Int
         length, task_pieces = _pieces(row, segs, not relaxed)
         lengths.append(length)
         pieces.append(task_pieces)
-    index = workflow.index
     return IntegerProblem(
         ids=tuple(t.id for t in workflow.tasks),
         resources=resources,
         capacity=tuple(s.capacity for s in scaled),
         length=tuple(lengths),
         pieces=tuple(pieces),
-        preds=tuple(tuple(index[p] for p in t.depends_on) for t in workflow.tasks),
+        preds=workflow.predecessors,
+        order=workflow.topological_order,
         tick=tick,
         units=tuple(s.unit for s in scaled),
         exact=time_exact and all(s.exact for s in scaled),

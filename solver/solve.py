@@ -15,7 +15,7 @@ from peakopt.oracle import Score, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
-from peakopt.solver.conflicts import Node, greedy_cliques, topological_order
+from peakopt.solver.conflicts import Node, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
@@ -54,14 +54,14 @@ def _start(
     """The starting schedule in ticks: the hint or the heuristic, else serial (always feasible)."""
     if sum(real_lengths(workflow)) > sys.float_info.max:
         # the heuristics add seconds in floats, which cannot hold this workflow's total
-        return serial(problem, topological_order(problem))
+        return serial(problem, problem.order)
     schedule = hint if hint is not None else initial_schedule(workflow, machine, seed)
     ticks = to_ticks(problem, schedule)
     if ticks is None and not problem.exact:
         # real starts seldom fit rounded-up durations; the heuristics on the integers do
         flow, box = as_instance(problem)
         ticks = to_ticks(problem, initial_schedule(flow, box, seed), Fraction(1))
-    return ticks if ticks is not None else serial(problem, topological_order(problem))
+    return ticks if ticks is not None else serial(problem, problem.order)
 
 
 def solve(
@@ -196,9 +196,7 @@ def _relaxation(
     relaxed = scale(workflow, machine, relaxed=True)
     cliques = greedy_cliques(relaxed)
     best = max(real_lower_bound(workflow, machine), lower_bound(relaxed, cliques) * relaxed.tick)
-    initial = (
-        outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, topological_order(relaxed))
-    )
+    initial = outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, relaxed.order)
     if limits.time_limit < MIN_PHASE or not backend_named(backend).relaxation:
         return _Relaxation(best, relaxed, initial)
     found = _search(relaxed, initial, cliques, limits, backend, options)

@@ -10,7 +10,7 @@ from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.backends import Limits, Outcome
-from peakopt.solver.conflicts import conflict_structure, topological_order
+from peakopt.solver.conflicts import conflict_structure
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import serial, to_seconds
 from peakopt.solver.milp import MilpTooLarge, solve_milp
@@ -35,7 +35,7 @@ def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine])
     # can stop before solving (solve() would return a schedule that meets a bound)
     workflow, machine = instance
     problem = scale(workflow, machine)
-    initial = serial(problem, topological_order(problem))
+    initial = serial(problem, problem.order)
     limits = Limits(time_limit=60, workers=1, seed=0)
     exact = search(
         problem,
