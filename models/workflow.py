@@ -135,7 +135,12 @@ class Workflow(Cached):
 
     @cached_property
     def critical_path(self) -> float:
-        """Length in seconds of the longest precedence chain: the makespan with unlimited resources."""
+        """Length in seconds of the longest precedence chain: the makespan with unlimited resources.
+
+        Float sums along the chain, as the heuristics add them; the solver's
+        proven bounds redo the pass in exact decimals
+        (:func:`peakopt.solver.bounds.real_lower_bound`).
+        """
         return max(h + t.length for h, t in zip(self.earliest_starts, self.tasks, strict=True))
 
     def task(self, task_id: str) -> Task:
