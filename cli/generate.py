@@ -20,9 +20,9 @@ from peakopt.instances import InputError, read_text, write_atomic
 from peakopt.instances.catalog import Catalog, parse_catalog
 from peakopt.instances.compact import compact_json
 from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite
+from peakopt.instances.large import KINDS, LargeSpec, large_suite
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.prompts import SETTINGS, TASKS, plan_prompt_record, prompt_records
-from peakopt.instances.stress import KINDS, StressSpec, stress_suite
 from peakopt.models import Suite
 
 SUITE_FILE = "suite.json"
@@ -142,7 +142,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
     out = _claim(output, options["catalog_path"])
     catalog = _catalog(options["catalog_path"])
     for i in range(count):
-        spec = StressSpec(
+        spec = LargeSpec(
             kind=str(options["kind"]),
             tasks=tasks,
             width=None if options["width"] is None else int(options["width"]),
@@ -152,7 +152,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
             factor=options["factor"],
             seed=int(options["seed"]) + i,
         )
-        _emit(stress_suite(spec, catalog), out, spec.name)
+        _emit(large_suite(spec, catalog), out, spec.name)
 
 
 def _schedule_records(scopes: Scopes, setting: str, machines: tuple[str, ...]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from peakopt.cli.inputs import convert, schema, validate
 from peakopt.cli.plot import plot
 from peakopt.cli.report import report
 from peakopt.cli.schedule import schedule
-from peakopt.cli.score import plan_score, score
+from peakopt.cli.score import plan_score_command, score
 from peakopt.cli.solve import solve_command
 from peakopt.cli.stress import stress
 
@@ -37,7 +37,7 @@ for command in (
     solve_command,
     schedule,
     score,
-    plan_score,
+    plan_score_command,
     stress,
     report,
     plot,

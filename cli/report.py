@@ -24,8 +24,8 @@ from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
-from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.references import Checked
+from peakopt.plots.columns import summary_columns
 from peakopt.plots.html import WorstCase, render_report
 from peakopt.plots.schedule_plot import Drawn
 
@@ -62,7 +62,7 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("method",)) -> list
 
 
 def report_table(found: Sequence[MethodSummary], title: str) -> Table:
-    """Per group: failed runs, then the summary columns of :mod:`peakopt.oracle.columns`."""
+    """Per group: failed runs, then the summary columns of :mod:`peakopt.plots.columns`."""
     table = Table(title=title, title_justify="left")
     names = list(found[0].group) if found else ["method"]
     columns = summary_columns(gaps=True)

@@ -12,9 +12,8 @@ from rich.table import Table
 
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.jsonl import JsonLinesReferences
-from peakopt.campaign.runner import run
-from peakopt.campaign.solves import SOLVES, Job, Sink
-from peakopt.campaign.solves import jobs as solve_jobs
+from peakopt.campaign.runner import run_work
+from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
 from peakopt.cli.cluster import executor_options, solve_options, start, where
 from peakopt.cli.common import input_options, interrupted, warn
 from peakopt.cli.options import Finite, seed_option
@@ -39,31 +38,31 @@ def _progress_bar(console: Console) -> Progress:
     )
 
 
-def _describe(job: Job, incumbent: float | None, bound: float) -> str:
+def _describe(job: SolveItem, incumbent: float | None, bound: float) -> str:
     best = "none yet" if incumbent is None else f"{incumbent:g}"
     return f"{job.workflow.id} × {job.machine.name}: makespan {best}, bound {bound:g}"
 
 
-def solve_all(todo: list[Job], executor: Executor, sink: Sink, console: Console) -> list[SolveResult]:
+def solve_all(todo: list[SolveItem], executor: Executor, sink: Sink, console: Console) -> list[SolveResult]:
     """Solve the jobs on the executor, each record written as it finishes, under a progress bar."""
     seen: dict[int, float] = {}
     running = {job.index: job for job in todo}
     with _progress_bar(console) as bar:
         task = bar.add_task("", total=len(todo))
 
-        def finished(job: Job, result: SolveResult) -> None:
+        def finished(job: SolveItem, result: SolveResult) -> None:
             bar.advance(task)
             del running[job.index]
 
         def messages(found: list[Any]) -> None:
             _show_long(found, running, seen, bar, task)
 
-        return list(run(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
+        return list(run_work(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
 
 
 def _show_long(
     messages: list[tuple[int, float | None, float]],
-    running: dict[int, Job],
+    running: dict[int, SolveItem],
     seen: dict[int, float],
     bar: Progress,
     task: Any,
@@ -84,14 +83,14 @@ def summary_table(results: list[SolveResult], seconds: float) -> Table:
         table.add_column(column, justify="left" if column == "status" else "right")
     for status in sorted({r.status for r in results}):
         rows = [r for r in results if r.status == status]
-        gaps = [gap(r) for r in rows if gap(r) is not None]
+        gaps = [g for r in rows if (g := _bound_gap(r)) is not None]
         mean_gap = f"{sum(g for g in gaps if g is not None) / len(gaps):.2%}" if gaps else "-"
         times = [r.seconds for r in rows]
         table.add_row(status, str(len(rows)), mean_gap, f"{sum(times) / len(times):.3f}", f"{max(times):.3f}")
     return table
 
 
-def gap(result: SolveResult) -> float | None:
+def _bound_gap(result: SolveResult) -> float | None:
     """(makespan − lower bound) / makespan, when both are known."""
     if result.makespan is None or result.lower_bound is None:
         return None
@@ -180,7 +179,7 @@ def solve_command(
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
     refs = None if out is None else JsonLinesReferences(out, resume, warn)
-    todo = [j for j in solve_jobs(pairs, settings) if refs is None or not refs.has(j.workflow, j.machine)]
+    todo = [j for j in solve_items(pairs, settings) if refs is None or not refs.has(j.workflow, j.machine)]
     if refs is not None and len(refs):
         warn(f"resuming: {len(refs)} records already in {output}, {len(todo)} solves to go")
     sink = Sink(refs, click.echo if as_json else None)
@@ -197,7 +196,7 @@ def solve_command(
 
 
 def _run_all(
-    todo: list[Job], place: Where, sink: Sink, refs: JsonLinesReferences | None, output: str | None
+    todo: list[SolveItem], place: Where, sink: Sink, refs: JsonLinesReferences | None, output: str | None
 ) -> list[SolveResult]:
     """Every job's record, on no more workers than jobs; an interrupt keeps what is written."""
     if not todo:

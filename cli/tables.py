@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
-from peakopt.oracle.columns import group_label, number, percent, reasons, summary_columns
+from peakopt.plots.columns import group_label, number, percent, reasons, summary_columns
 
 
 def score_table(summaries: Sequence[ScoreSummary], gaps: bool) -> Table:

@@ -23,7 +23,7 @@ from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import CATEGORIES, Archetype, Catalog, default_catalog
 from peakopt.instances.draws import Draws
 from peakopt.instances.machines import machine_profiles
-from peakopt.instances.shapes import MIN_CALLS, build
+from peakopt.instances.shapes import MIN_CALLS, draw_shape
 from peakopt.instances.texts import call_text, request_text
 from peakopt.models import Suite, Task, Workflow
 
@@ -175,7 +175,7 @@ def draw_workflow(workflow_id: str, tier: Tier, spec: SuiteSpec, catalog: Catalo
     calls = draws.integer(*tier.calls)
     shapes = [s for s in tier.shapes if MIN_CALLS[s] <= calls]
     shape = draws.choice(shapes, [tier.shapes[s] for s in shapes])
-    preds = build(shape, calls, draws)
+    preds = draw_shape(shape, calls, draws)
     theme, picked = pick_tools(tier, calls, catalog, draws)
     tools = place(picked, preds, draws)
     ids = task_ids(tools)

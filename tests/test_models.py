@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from heuristics_helpers import critical_path
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -131,6 +132,7 @@ def test_solve_result_schedule() -> None:
     assert SolveResult(workflow="w", status="unknown").schedule is None
 
 
+@pytest.mark.slow
 @given(workflows())
 def test_json_round_trip_is_lossless(workflow: Workflow) -> None:
     text = render(Suite(workflows=(workflow,)), "json")
@@ -176,5 +178,36 @@ def test_a_copy_with_changed_fields_recomputes_what_was_cached() -> None:
     assert longer.segments[0].duration == 5.0 and longer.length == 5.0
     workflow = Workflow(id="w", tasks=[task])
     assert workflow.index == {"a": 0}  # cached
-    other = workflow.model_copy(update={"tasks": (Task(id="b", duration=1.0), task)})
+    assert workflow.critical_path == 1.0 and workflow.topological_order == (0,)  # cached
+    other = workflow.model_copy(update={"tasks": (Task(id="b", duration=2.0, depends_on=("a",)), task)})
     assert other.index == {"b": 0, "a": 1} and set(other.graph) == {"a", "b"}
+    assert other.topological_order == (1, 0) and other.critical_path == 3.0
+    assert other.earliest_starts == (1.0, 0.0)
+
+
+def test_the_topological_order_keeps_the_task_order_where_it_can() -> None:
+    workflow = wf(
+        Task(id="c", duration=1, depends_on=["b"]),
+        Task(id="a", duration=2),
+        Task(id="b", duration=3, depends_on=["a"]),
+        Task(id="d", duration=4),
+    )
+    assert workflow.topological_order == (1, 2, 0, 3)  # a ready first, then b, then c before d
+    assert workflow.earliest_starts == (5.0, 0.0, 2.0, 0.0)
+    assert workflow.critical_path == 6.0
+
+
+@given(workflows(max_tasks=10))
+def test_one_topological_order_and_critical_path(workflow: Workflow) -> None:
+    order = workflow.topological_order
+    assert sorted(order) == list(range(len(workflow.tasks)))
+    rank = {workflow.tasks[p].id: i for i, p in enumerate(order)}
+    assert all(rank[a] < rank[b] for a, b in workflow.edges)
+    if order != tuple(range(len(workflow.tasks))):  # moved only where the task order is not topological
+        assert any(workflow.index[a] > workflow.index[b] for a, b in workflow.edges)
+    assert workflow.critical_path == pytest.approx(critical_path(workflow))  # networkx, independently
+    for task, start in zip(workflow.tasks, workflow.earliest_starts, strict=True):
+        ends = [
+            workflow.earliest_starts[workflow.index[p]] + workflow.task(p).length for p in task.depends_on
+        ]
+        assert start == max(ends, default=0.0)
