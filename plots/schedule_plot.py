@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.typing import ColorType
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
@@ -61,13 +62,13 @@ def task_order(workflow: Workflow) -> list[Task]:
     return sorted(workflow.tasks, key=lambda t: (layer[t.id], workflow.index[t.id]))
 
 
-def _hue(colour: str | tuple[float, ...]) -> tuple[float, float]:
+def _hue(colour: ColorType) -> tuple[float, float]:
     """Hue in degrees and HLS saturation."""
     hue, _, saturation = colorsys.rgb_to_hls(*to_rgb(colour))
     return 360 * hue, saturation
 
 
-def looks_reserved(colour: str | tuple[float, ...]) -> bool:
+def looks_reserved(colour: ColorType) -> bool:
     """Whether ``colour`` could be taken for one of :data:`RESERVED` (a red or orange; greys never)."""
     hue, saturation = _hue(colour)
     if saturation < 0.2:
