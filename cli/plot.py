@@ -18,7 +18,7 @@ from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, 
 from peakopt.oracle import evaluate
 from peakopt.oracle.evaluate import with_reference
 from peakopt.oracle.scoring import score_record
-from peakopt.plots.schedule_plot import FORMATS, Drawn, figure, save_figure
+from peakopt.plots.schedule_plot import PICTURE_SUFFIXES, Drawn, figure, save_figure
 from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run
 
@@ -195,7 +195,7 @@ def plot(
 
     Example: peakopt plot bundled:refund --method asap --optimal -o refund.png
     """
-    if Path(output).suffix.lower() not in FORMATS:
+    if Path(output).suffix.lower() not in PICTURE_SUFFIXES:
         raise click.BadParameter("write a .png, .svg or .pdf file", param_hint="'-o'")
     inputs = [*paths, *machines, *options["schedules"], *([reference_path] if reference_path else [])]
     out = claim(output, inputs)

@@ -34,7 +34,7 @@ MAX_LABELS = 40
 #: Every step is drawn at least this wide (in points), so a 0.01 s step in a 1000 s schedule shows.
 MIN_WIDTH_POINTS = 1.5
 #: Formats a picture is written in, by the file's extension.
-FORMATS = (".png", ".svg", ".pdf")
+PICTURE_SUFFIXES = (".png", ".svg", ".pdf")
 # Hues closer than this to a reserved colour's read as overload, however pale.
 _HUE_APART = 20.0
 _COLUMN_INCHES = 4.6  # each schedule's column in the figure; its axes are a little narrower
@@ -297,6 +297,6 @@ def _legend(fig: Figure, colours: dict[str, str], overload: bool) -> None:
 def save_figure(fig: Figure, path: str | Path) -> None:
     """Write ``fig`` as PNG, SVG or PDF (matplotlib's pdf backend: vector, for papers), by the extension."""
     target = Path(path)
-    if target.suffix.lower() not in FORMATS:
+    if target.suffix.lower() not in PICTURE_SUFFIXES:
         raise ValueError(f"plots are written as .png, .svg or .pdf, not {target.suffix or 'no extension'}")
     fig.savefig(target, dpi=130, bbox_inches="tight")
