@@ -1,0 +1,5 @@
+"""The tasks Inspect registers under ``peakopt/`` (the ``inspect_ai`` entry point of pyproject.toml)."""
+
+from peakopt.evals.schedule import schedule
+
+__all__ = ["schedule"]

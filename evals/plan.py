@@ -1,0 +1,1 @@
+"""``peakopt/plan`` (PeakBench's Dimension I): placeholder until the planning prompts land."""
