@@ -24,6 +24,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
+from peakopt.evals.logs import ROW_KEY
 from peakopt.evals.references import cached_references, checked_references
 from peakopt.evals.suites import Pair, Selection, load_suite, names
 from peakopt.evals.values import SCHEDULE_KEYS, schedule_values
@@ -98,7 +99,7 @@ def oracle(suite: str, reference: str) -> Scorer:
             value=schedule_values(row, found),
             answer=state.output.completion,
             explanation="; ".join(row.reasons) or ("valid and safe" if row.safe else "valid, unsafe"),
-            metadata={"row": row.model_dump(mode="json")},
+            metadata={ROW_KEY: row.model_dump(mode="json")},
         )
 
     return score
