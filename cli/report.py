@@ -36,7 +36,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 REASONS_SHOWN = 10
 
 #: --by fields: ``method`` is the rows' ``source``.
-BY_FIELDS = {"method": "source", "tier": "tier", "machine": "machine", "workflow": "workflow"}
+BY_FIELDS = {
+    "method": "source",
+    "setting": "setting",
+    "tier": "tier",
+    "machine": "machine",
+    "workflow": "workflow",
+}
 
 
 class MethodSummary(ScoreSummary):

@@ -88,10 +88,15 @@ class _ToolModel(BaseModel):
     source: str | None = None
 
 
+#: A literal argument of a tool call: a name and a JSON scalar.
+_Arguments = dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], str | int | float | bool]
+
+
 class _ServerModel(BaseModel):
     model_config = _STRICT
     server: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
     category: Literal[CATEGORIES]  # type: ignore[valid-type]
+    arguments: _Arguments = Field(default_factory=dict)
     tools: tuple[_ToolModel, ...] = Field(min_length=1)
 
 
@@ -147,6 +152,8 @@ class Archetype:
     memory: Spread
     startup: Startup | None
     source: str | None
+    #: The literal arguments (name, value) of a call that uses no other step's output (its server's).
+    arguments: tuple[tuple[str, str | int | float | bool], ...] = ()
 
     @property
     def name(self) -> str:
@@ -193,6 +200,7 @@ def _archetype(server: _ServerModel, tool: _ToolModel) -> Archetype:
         memory=spread(tool.memory_mb),
         startup=startup,
         source=tool.source,
+        arguments=tuple(server.arguments.items()),
     )
 
 

@@ -22,8 +22,12 @@ class Workflow(Cached):
     ----------
     id
         Name of the workflow.
+    request
+        What the user asked the agent to do (the task text a planning prompt
+        starts from).
     tasks
-        At least one task; ids unique, predecessors known, no cycle.
+        At least one task; ids unique, predecessors known, no cycle; a step
+        a task's ``call`` names (``$id.output``) is among its predecessors.
     meta
         Anything else, e.g. ``tier`` and ``source``.
     """
@@ -31,6 +35,7 @@ class Workflow(Cached):
     model_config = FROZEN
 
     id: Name
+    request: str | None = None
     tasks: tuple[Task, ...] = Field(min_length=1)
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -45,6 +50,13 @@ class Workflow(Cached):
             for pred in task.depends_on:
                 if pred not in ids:
                     raise ValueError(f"task {task.id!r} depends on unknown task {pred!r}")
+            # an output used before its step has run would make the call's text lie about the order
+            for used in task.consumes:
+                if used not in task.depends_on:
+                    raise ValueError(
+                        f"task {task.id!r}: its call uses ${used}.output "
+                        f"but {used!r} is not in its depends_on"
+                    )
         # is_directed_acyclic_graph is linear; find_cycle re-walks edges and
         # takes seconds on 10,000-task DAGs, so ask it only to name a cycle
         if nx.is_directed_acyclic_graph(self.graph):

@@ -51,7 +51,11 @@ def _text(value: Any) -> str | None:
 
 
 def identity(record: Mapping[str, Any] | None, line: int | None = None) -> dict[str, Any]:
-    """The fields that say which record a row is about: line, id, workflow, machine, source."""
+    """The fields that say which record a row is about: line, id, workflow, machine, source, setting.
+
+    ``setting`` is the prompt setting the answer was given in (copied from the
+    prompt record), so that rows can be grouped by it.
+    """
     record = record or {}
     return {
         "line": line,
@@ -59,6 +63,7 @@ def identity(record: Mapping[str, Any] | None, line: int | None = None) -> dict[
         "workflow": _text(record.get("workflow")),
         "machine": _text(record.get("machine")),
         "source": _text(record.get("source")),
+        "setting": _text(record.get("setting")),
     }
 
 
@@ -167,6 +172,7 @@ def score_record(
         line=line,
         id=ident["id"],
         tier=ident["tier"],
+        setting=ident["setting"],
         **read,
         starts=replayed.starts,
         pushed=replayed.pushed,

@@ -67,6 +67,22 @@ def test_workflow_rules() -> None:
         Workflow(id="w", tasks=())
 
 
+def test_a_call_names_only_outputs_of_its_predecessors() -> None:
+    a = Task(id="a", duration=1, call="fetch(q='x')")
+    b = Task(
+        id="b-1", duration=1, depends_on=["a"], call="use(x=$a.output.amount, y=$a.output, z='$a.outputs')"
+    )
+    assert a.consumes == () and b.consumes == ("a",)
+    assert wf(a, b).task("b-1").consumes == ("a",)
+    c = Task(id="c", duration=1, depends_on=["a"], call="join(x=$a.output, y=$b-1.output)")
+    assert c.consumes == ("a", "b-1")
+    with pytest.raises(ValidationError, match=r"task 'c': its call uses \$b-1.output but 'b-1' is not in"):
+        wf(a, b, c)
+    with pytest.raises(ValidationError, match=r"its call uses \$a.output"):
+        wf(Task(id="a", duration=1, call="loop(x=$a.output)"))
+    assert Task(id="d", duration=1).consumes == ()
+
+
 def test_cycle_is_named() -> None:
     with pytest.raises(
         ValidationError, match=r"dependency cycle (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)"
