@@ -19,11 +19,10 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ResponseSchema
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
-from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import JSONSchema
+from inspect_ai.solver import TaskState
 
+from peakopt.evals.answer import answer
 from peakopt.evals.logs import ROW_KEY
 from peakopt.evals.references import cached_references, checked_references
 from peakopt.evals.suites import Pair, Selection, load_suite, names
@@ -53,24 +52,6 @@ def schedule_sample(pair: Pair, setting: str) -> Sample:
     return Sample(input=record["prompt"], id=sample_id(workflow.id, machine.name), metadata=metadata)
 
 
-@solver
-def answer(structured: bool = False) -> Solver:
-    """One generation; with ``structured``, constrained to the sample's answer schema."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if not structured:
-            return await generate(state)
-        schema = ResponseSchema(
-            name="schedule",
-            description="A start time in seconds for every step",
-            json_schema=JSONSchema.model_validate(state.metadata["output_schema"]),
-            strict=True,
-        )
-        return await generate(state, response_schema=schema)
-
-    return solve
-
-
 @scorer(metrics={key: [mean(), stderr()] for key in SCHEDULE_KEYS})
 def oracle(suite: str, reference: str) -> Scorer:
     """Score the final answer's text with peakopt's oracle against the references.
@@ -90,6 +71,7 @@ def oracle(suite: str, reference: str) -> Scorer:
             "id": str(state.sample_id),
             "workflow": state.metadata["workflow"],
             "machine": state.metadata["machine"],
+            "setting": state.metadata["setting"],
             "source": str(state.model),
             "response": state.output.completion,
         }
@@ -162,7 +144,7 @@ def schedule(
     metadata: dict[str, Any] = {"suite": suite, "setting": setting, "reference": path}
     return Task(
         dataset=dataset,
-        solver=answer(structured),
+        solver=answer(structured, "schedule"),
         scorer=oracle(suite, path),
         metadata=metadata,
     )

@@ -100,12 +100,16 @@ def test_the_scores_equal_peakopt_score_on_the_same_answers(tmp_path: Path, cach
     from_log = scored_rows(suite, Path(log.location), reference)
     answers = tmp_path / "answers.jsonl"
     write_jsonl(
-        answers, [{"workflow": w, "machine": "worker", "response": a} for w, (_, a) in ANSWERS.items()]
+        answers,
+        [
+            {"workflow": w, "machine": "worker", "setting": "rasc", "response": a}
+            for w, (_, a) in ANSWERS.items()
+        ],
     )
     from_answers = scored_rows(suite, answers, reference)
     for workflow, value in values.items():
         row = from_log[workflow]
-        assert row["source"] == "mockllm/model"
+        assert (row["source"], row["setting"]) == ("mockllm/model", "rasc")
         for key in ("valid", "safe", "makespan", "cva", "avoidable_cva", "strict_mru", "safe_mru", "gap"):
             if value["valid"] or key in ("valid", "safe", "strict_mru", "safe_mru"):
                 assert same(value[key], float(row[key] or 0.0) if key.endswith("mru") else row[key]), (
