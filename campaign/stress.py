@@ -26,7 +26,7 @@ from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Result, ResultKey, Store, content_hash, params_text
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
-from peakopt.oracle.scoring import tier
+from peakopt.oracle.scoring import tier, with_efficiency
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
 from peakopt.solver.solve import solve
@@ -186,7 +186,7 @@ def _result(
         item.machine_key,
         method,
         item.settings.params,
-        row,
+        with_efficiency(row, reference),  # a method that failed earns 0 too
         seconds,
         error,
         reference,

@@ -9,7 +9,7 @@ from peakopt.cli.generate import generate, prompt
 from peakopt.cli.inputs import convert, schema, validate
 from peakopt.cli.plot import plot
 from peakopt.cli.report import report
-from peakopt.cli.schedule import schedule
+from peakopt.cli.schedule import schedule_command
 from peakopt.cli.score import plan_score_command, score
 from peakopt.cli.solve import solve_command
 from peakopt.cli.stress import stress
@@ -35,7 +35,7 @@ for command in (
     generate,
     prompt,
     solve_command,
-    schedule,
+    schedule_command,
     score,
     plan_score_command,
     stress,

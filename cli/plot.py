@@ -11,9 +11,8 @@ from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score import load_references
+from peakopt.cli.score import answer_records, load_references
 from peakopt.cli.targets import targets
-from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.evaluate import with_reference
@@ -65,7 +64,7 @@ def from_files(paths: tuple[str, ...], workflow: Workflow, machine: Machine) -> 
     suite = Suite(machines=(machine,), workflows=(workflow,))
     found = []
     for path in paths:
-        for record in read_records(path):
+        for record in answer_records(path):
             if record.data is None:  # a torn or damaged line: say so, it may be the one wanted
                 warn(f"{path}: line {record.line}: {record.error or 'unreadable'}; skipped")
                 continue
@@ -147,7 +146,7 @@ def _collect(
     multiple=True,
     callback=_remember,
     metavar="FILE",
-    help="Draw the schedules in a records file (schedules, raw LLM answers, references).",
+    help="Draw the schedules of a records file (schedules, LLM answers, references) or an Inspect .eval log.",
 )
 @click.option(
     "--optimal",

@@ -20,6 +20,7 @@ from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
 from peakopt.cli.tables import show, to_csv, to_json
 from peakopt.cli.targets import Scopes
+from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
@@ -101,7 +102,10 @@ def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, 
 
 
 def read_rows(path: str) -> list[ScoreRow]:
-    """Score rows of a results store (SQLite, opened read-only) or of a scores file (``peakopt score -o``).
+    """Score rows of a results store (SQLite, opened read-only), a scores file or an Inspect log.
+
+    A scores file is what ``peakopt score -o`` writes; of an Inspect log of
+    ``peakopt/schedule``, the rows its scorer kept are read.
 
     A file named like a store (``.sqlite``, ``.db``...) or starting with SQLite's header is
     read as a store only: a damaged one is an error, never read as JSON Lines.
@@ -109,6 +113,8 @@ def read_rows(path: str) -> list[ScoreRow]:
     source = Path(path)
     if not source.exists():
         raise InputError(path, "", "does not exist")
+    if is_eval_log(source):
+        return log_score_rows(source)
     return read_score_rows(source) if is_store_path(source) else read_scores(path)
 
 
@@ -178,7 +184,7 @@ def fail_on_option(func: F) -> F:
 
 
 @click.command("report")
-@click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl")
+@click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl|LOG.eval")
 @click.option(
     "--by",
     default="method",
@@ -224,7 +230,10 @@ def report(
     reference_path: str | None,
     fail_on: list[Threshold],
 ) -> None:
-    """Per-method statistics of a stress run (its SQLite store) or of scores (peakopt score -o).
+    """Per-method statistics of a stress run (its SQLite store), scores or an Inspect log.
+
+    Scores are what peakopt score -o writes; an Inspect log of peakopt/schedule
+    holds its scorer's rows, the model as the method.
 
     Per method (and per --by group): rows, failed runs, invalid schedules,
     safe rate, mean / median / p95 / max gap to the proven optimum (over safe

@@ -115,7 +115,7 @@ def _epilog() -> str:
     return "Method names:\n\n\b\n" + "\n".join(line.rstrip() for line in lines if line.strip())
 
 
-@click.command(epilog=_epilog())
+@click.command("schedule", epilog=_epilog())
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
     "-m",
@@ -145,7 +145,7 @@ def _epilog() -> str:
     help="List the built-in methods and exit.",
 )
 @input_options
-def schedule(
+def schedule_command(
     paths: tuple[str, ...],
     method_values: tuple[str, ...],
     machine_values: tuple[str, ...],

@@ -20,9 +20,10 @@ from peakopt.cli.tables import (
     to_json,
 )
 from peakopt.cli.targets import Scopes
+from peakopt.evals.logs import is_eval_log, log_records
 from peakopt.instances import InputError
 from peakopt.instances.native import to_jsonl
-from peakopt.instances.records import read_records, reference_lines
+from peakopt.instances.records import Record, read_records, reference_lines
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
 from peakopt.oracle.references import Checked, check_references
@@ -89,7 +90,12 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
 @click.command()
 @click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
 @input_options
-@click.option("-s", "--schedules", required=True, help="JSON Lines of schedules or raw LLM responses.")
+@click.option(
+    "-s",
+    "--schedules",
+    required=True,
+    help="JSON Lines of schedules or raw LLM responses, or an Inspect .eval log.",
+)
 @click.option("-r", "--reference", help="JSON Lines of reference results (peakopt solve) for the gaps.")
 @click.option("--replay", type=click.Choice(MODES), default="literal", show_default=True, help="Replay mode.")
 @click.option(
@@ -143,7 +149,7 @@ def score(
     )
     rows = [
         score_record(r.data, scopes.of(r.data), references, options, line=r.line, error=r.error)
-        for r in read_records(schedules)
+        for r in answer_records(schedules)
     ]
     _emit(rows, as_json, as_csv, out)
     show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
@@ -151,6 +157,11 @@ def score(
 
 #: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.
 PLAN_ONLY = frozenset(PlanRow.model_fields) - frozenset(ScoreRow.model_fields)
+
+
+def answer_records(path: str) -> list[Record]:
+    """The records of a JSON Lines file, or of an Inspect log's samples (the model as the source)."""
+    return log_records(path) if is_eval_log(path) else read_records(path)
 
 
 def scope_pairs(scopes: Scopes) -> list[tuple[Workflow, Machine]]:
@@ -203,7 +214,12 @@ def read_scores(path: str) -> list[ScoreRow]:
     "-t", "--truth", "truth_paths", multiple=True, required=True, help="The true workflows (repeatable)."
 )
 @input_options
-@click.option("-p", "--predictions", required=True, help="JSON Lines of predicted dependency structures.")
+@click.option(
+    "-p",
+    "--predictions",
+    required=True,
+    help="JSON Lines of predicted dependency structures, or an Inspect .eval log.",
+)
 @click.option("--scores", help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.")
 @grouping(PLAN_GROUP_KEYS)
 @outputs
@@ -232,7 +248,7 @@ def plan_score_command(
     scopes = Scopes.read(truth_paths, fmt, cpu, keep_dummies)
     rows = [
         score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
-        for r in read_records(predictions)
+        for r in answer_records(predictions)
     ]
     _emit(rows, as_json, as_csv, out)
     tables = [plan_table(aggregate_plans(rows, by))]

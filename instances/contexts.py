@@ -124,7 +124,7 @@ _SETTINGS = (
 )
 
 #: Every setting by name, in the order of the table above.
-SETTINGS: dict[str, Setting] = {s.name: s for s in _SETTINGS}
+SETTING_CONTEXTS: dict[str, Setting] = {s.name: s for s in _SETTINGS}
 
 
 def setting_of(name: str) -> Setting:
@@ -136,9 +136,9 @@ def setting_of(name: str) -> Setting:
         On an unknown setting.
     """
     try:
-        return SETTINGS[name]
+        return SETTING_CONTEXTS[name]
     except KeyError:
-        raise ValueError(f"setting must be one of {tuple(SETTINGS)}, got {name!r}") from None
+        raise ValueError(f"setting must be one of {tuple(SETTING_CONTEXTS)}, got {name!r}") from None
 
 
 def context(workflow: Workflow, machine: Machine, setting: str = "rasc") -> dict[str, Any]:

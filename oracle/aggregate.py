@@ -11,7 +11,13 @@ How invalid records count (a choice PeakBench leaves open):
 - means of makespan, cva and avoidable cva are over valid records only (an
   invalid schedule's makespan is not that of a schedule of the workflow);
 - gap statistics are over safe records that have the figure: the optimum is
-  the best *safe* schedule, which an unsafe one may beat.
+  the best *safe* schedule, which an unsafe one may beat;
+- efficiency, the headline, is over every record with a proven optimum to
+  compare with, an invalid or unsafe one counting 0 (see
+  :func:`peakopt.oracle.metrics.efficiency`).
+
+Each mean can carry its seeded 95 % bootstrap interval (``intervals=True``),
+computed on the same per-record values as the mean (:func:`samples`).
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from peakopt.oracle.intervals import Interval, mean_interval
 from peakopt.oracle.rows import PlanRow, ScoreRow
 
 R = TypeVar("R", ScoreRow, PlanRow)
@@ -76,7 +83,14 @@ def _reasons(rows: Iterable[ScoreRow | PlanRow]) -> dict[str, int]:
 
 
 class ScoreSummary(BaseModel):
-    """Aggregates of one group of :class:`ScoreRow` (see the module docstring)."""
+    """Aggregates of one group of :class:`ScoreRow` (see the module docstring).
+
+    ``efficiency`` is the mean over the rows that have one (a proven optimum
+    to compare with); ``intervals`` holds, when asked for, the 95 % bootstrap
+    interval of each mean by its field name (``efficiency``, ``safe_rate``,
+    ``mean_makespan``..., ``gap`` for the gap's mean), where the sample has two
+    values or more.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -84,6 +98,7 @@ class ScoreSummary(BaseModel):
     records: int
     invalid: int
     invalid_reasons: dict[str, int]
+    efficiency: float | None = None
     safe_rate: float
     mean_makespan: float | None
     mean_cva: float | None
@@ -95,39 +110,56 @@ class ScoreSummary(BaseModel):
     gap_vs_ub: Stats | None
     pushed: int
     filled: int
+    intervals: dict[str, Interval] = Field(default_factory=dict)
 
 
-def _mru_mean(count: int, earned: list[float | None]) -> float | None:
-    """Mean over ``count`` records of an MRU that only ``earned`` ones score (the rest count 0).
+def samples(rows: Sequence[ScoreRow]) -> dict[str, list[float | None]]:
+    """The per-row values each mean of :class:`ScoreSummary` is the mean of (None: left out).
 
-    An earned MRU that is None (undefined: makespan 0) leaves its record out.
+    One definition for the means and their intervals: an MRU that a row did
+    not earn (invalid for the strict MRU, unsafe for the safe MRU) is 0, an
+    undefined one (makespan 0) None; makespans and cva are over valid rows,
+    the gap over safe ones.
     """
-    defined = [m for m in earned if m is not None]
-    records = count - (len(earned) - len(defined))
-    return sum(defined) / records if records else None
-
-
-def summarise(rows: Sequence[ScoreRow], group: dict[str, str | None] | None = None) -> ScoreSummary:
-    """Aggregates of ``rows`` as one group."""
     valid = [r for r in rows if r.valid]
+    return {
+        "efficiency": [r.efficiency for r in rows],
+        "safe_rate": [float(r.valid and r.safe) for r in rows],
+        "mean_makespan": [r.makespan for r in valid],
+        "mean_cva": [r.cva for r in valid],
+        "mean_avoidable_cva": [r.avoidable_cva for r in valid],
+        "strict_mru": [r.strict_mru if r.valid else 0.0 for r in rows],
+        "safe_mru": [r.safe_mru if r.valid and r.safe else 0.0 for r in rows],
+        "gap": [r.gap for r in valid if r.safe],
+    }
+
+
+def summarise(
+    rows: Sequence[ScoreRow], group: dict[str, str | None] | None = None, intervals: bool = False
+) -> ScoreSummary:
+    """Aggregates of ``rows`` as one group; ``intervals`` adds each mean's bootstrap interval."""
+    valid = [r for r in rows if r.valid]
+    values = samples(rows)
     safe = [r for r in valid if r.safe]
-    count = len(rows)
+    found = {key: mean_interval(sample) for key, sample in values.items()} if intervals else {}
     return ScoreSummary(
         group=group or {},
-        records=count,
-        invalid=count - len(valid),
+        records=len(rows),
+        invalid=len(rows) - len(valid),
         invalid_reasons=_reasons(rows),
-        safe_rate=len(safe) / count if count else 0.0,
-        mean_makespan=mean(r.makespan for r in valid),
-        mean_cva=mean(r.cva for r in valid),
-        mean_avoidable_cva=mean(r.avoidable_cva for r in valid),
-        strict_mru=_mru_mean(count, [r.strict_mru for r in valid]),
-        safe_mru=_mru_mean(count, [r.safe_mru for r in safe]),
-        gap=Stats.of(r.gap for r in safe),
+        efficiency=mean(values["efficiency"]),
+        safe_rate=mean(values["safe_rate"]) or 0.0,
+        mean_makespan=mean(values["mean_makespan"]),
+        mean_cva=mean(values["mean_cva"]),
+        mean_avoidable_cva=mean(values["mean_avoidable_cva"]),
+        strict_mru=mean(values["strict_mru"]),
+        safe_mru=mean(values["safe_mru"]),
+        gap=Stats.of(values["gap"]),
         gap_vs_lb=Stats.of(r.gap_vs_lb for r in safe),
         gap_vs_ub=Stats.of(r.gap_vs_ub for r in safe),
         pushed=sum(r.pushed for r in rows),
         filled=sum(r.filled for r in rows),
+        intervals={key: interval for key, interval in found.items() if interval is not None},
     )
 
 
@@ -142,7 +174,9 @@ def _aggregate(
     return [summary(members, dict(zip(by, key, strict=True))) for key, members in groups.items()]
 
 
-def aggregate(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list[ScoreSummary]:
+def aggregate(
+    rows: Sequence[ScoreRow], by: Sequence[str] = ("source",), intervals: bool = False
+) -> list[ScoreSummary]:
     """Aggregates per group of rows sharing the values of ``by`` (fields of :data:`GROUP_KEYS`).
 
     Parameters
@@ -151,13 +185,16 @@ def aggregate(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list
         Score rows, e.g. from :func:`~peakopt.oracle.scoring.score_record`.
     by
         Grouping fields; empty for one group of all rows.
+    intervals
+        Add each mean's seeded 95 % bootstrap interval
+        (:func:`~peakopt.oracle.intervals.mean_interval`).
 
     Returns
     -------
     list of ScoreSummary
         One per group, in order of first appearance.
     """
-    return _aggregate(rows, by, summarise)
+    return _aggregate(rows, by, lambda group, key: summarise(group, key, intervals))
 
 
 class PlanSummary(BaseModel):

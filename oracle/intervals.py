@@ -23,10 +23,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 #: The resampling methods of :func:`scipy.stats.bootstrap` a caller may pick.
-Method = Literal["percentile", "basic", "BCa"]
+BootstrapMethod = Literal["percentile", "basic", "BCa"]
 LEVEL = 0.95
 RESAMPLES = 9999
-SEED = 0
+BOOTSTRAP_SEED = 0
 # Resampled means are computed a batch at a time, so memory stays near this
 # many floats whatever the sample size (10,000 values x 9,999 resamples at once
 # would need 800 MB).
@@ -56,8 +56,8 @@ def mean_interval(
     *,
     level: float = LEVEL,
     resamples: int = RESAMPLES,
-    seed: int = SEED,
-    method: Method = "percentile",
+    seed: int = BOOTSTRAP_SEED,
+    method: BootstrapMethod = "percentile",
 ) -> Interval | None:
     """The bootstrap confidence interval of the mean of the values that are not None.
 

@@ -21,15 +21,15 @@ from statistics import fmean
 
 from pydantic import BaseModel, ConfigDict
 
-from peakopt.oracle.intervals import RESAMPLES, SEED, Interval, mean_interval
+from peakopt.oracle.intervals import BOOTSTRAP_SEED, RESAMPLES, Interval, mean_interval
 from peakopt.oracle.rows import ScoreRow
 
 #: What makes two rows answers to the same question.
 PAIR_KEYS = ("workflow", "machine")
 #: A pair's identity: the values of :data:`PAIR_KEYS` (and any other keys asked for).
-Pair = tuple[str | None, ...]
+PairId = tuple[str | None, ...]
 #: Per source, per pair, one value.
-Values = Mapping[str, Mapping[Pair, float]]
+Values = Mapping[str, Mapping[PairId, float]]
 
 
 class Standing(BaseModel):
@@ -58,13 +58,13 @@ class Difference(BaseModel):
 
 def by_pair(
     rows: Iterable[ScoreRow], value: Callable[[ScoreRow], float | None], keys: Sequence[str] = PAIR_KEYS
-) -> dict[str, dict[Pair, float]]:
+) -> dict[str, dict[PairId, float]]:
     """Per source, per pair, the mean of ``value`` over that source's rows of the pair.
 
     Rows whose value is None are left out (a pair with no defined value is not
     one the source is compared on); a row without a source counts as ``-``.
     """
-    collected: dict[str, dict[Pair, list[float]]] = defaultdict(lambda: defaultdict(list))
+    collected: dict[str, dict[PairId, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         figure = value(row)
         if figure is not None:
@@ -73,7 +73,7 @@ def by_pair(
     return {source: {pair: fmean(v) for pair, v in pairs.items()} for source, pairs in collected.items()}
 
 
-def standings(values: Values, *, resamples: int = RESAMPLES, seed: int = SEED) -> list[Standing]:
+def standings(values: Values, *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Standing]:
     """The sources ranked by mean value, best first (ties by name; equal means share a rank)."""
     means = {source: fmean(pairs.values()) for source, pairs in values.items() if pairs}
     order = sorted(means, key=lambda source: (-means[source], source))
@@ -93,7 +93,7 @@ def standings(values: Values, *, resamples: int = RESAMPLES, seed: int = SEED) -
 
 
 def differences(
-    values: Values, ranked: Sequence[Standing], *, resamples: int = RESAMPLES, seed: int = SEED
+    values: Values, ranked: Sequence[Standing], *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED
 ) -> list[Difference]:
     """Every pair of ranked sources, the better first, compared on their common pairs."""
     compared: list[Difference] = []

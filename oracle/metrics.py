@@ -13,7 +13,8 @@ is then a function of that :class:`Measured` schedule, named as in the table:
 - :func:`safe`: avoidable_cva == 0 and every start valid (:func:`valid`);
 - :func:`mru`: (1/span) ∫ mean_m min(1, u_m(τ)) dτ;
 - :func:`strict_mru`: mru if cva == 0 else 0 (PeakBench's); :func:`safe_mru`: mru if safe else 0;
-- :func:`gap`: (makespan − OPT) / OPT; :func:`gap_vs_lb` and :func:`gap_vs_ub` against the bounds.
+- :func:`gap`: (makespan − OPT) / OPT; :func:`gap_vs_lb` and :func:`gap_vs_ub` against the bounds;
+- :func:`efficiency`: OPT / makespan for a valid, safe schedule, 0 otherwise — the headline number.
 
 ``cva_floor`` depends on the instance only: ``cva_floor(measure(workflow,
 machine))`` measures no schedule. The gaps compare a makespan with a reference
@@ -235,6 +236,45 @@ def gap_vs_lb(makespan: float, reference: SolveResult) -> float | None:
 def gap_vs_ub(makespan: float, reference: SolveResult) -> float | None:
     """(makespan − reference makespan) / reference makespan: negative when it beats the reference."""
     return _relative(makespan, reference.makespan)
+
+
+def proven_optimum(reference: SolveResult | None) -> float | None:
+    """The reference's makespan when it is the proven optimum of exactly scaled data; None otherwise."""
+    return reference.makespan if reference is not None and _proven(reference) else None
+
+
+def efficiency(makespan: float | None, safe: bool, reference: SolveResult | None) -> float | None:
+    """OPT / makespan of a valid, safe schedule; 0 for an invalid or unsafe one.
+
+    1 is the proven optimum; an unsafe or invalid answer earns nothing however
+    fast it is, because its speed came from overflowing a capacity or breaking
+    a dependency. A safe schedule never beats the optimum (up to the oracle's
+    time tolerance), so the figure lies in [0, 1].
+
+    Parameters
+    ----------
+    makespan
+        The schedule's makespan (None when nothing could be scored).
+    safe
+        Whether the schedule is valid and safe (:attr:`peakopt.oracle.rows.ScoreRow.safe`
+        is both).
+    reference
+        The reference result of the same workflow × machine.
+
+    Returns
+    -------
+    float or None
+        None without a proven optimum to compare with (never a guess from
+        bounds). A zero-length optimum reached by a zero-length schedule is 1.
+    """
+    optimum = proven_optimum(reference)
+    if optimum is None:
+        return None
+    if not safe or makespan is None:
+        return 0.0
+    if makespan <= 0:
+        return 1.0  # a safe schedule is never shorter than the optimum: both are 0
+    return optimum / makespan
 
 
 def gaps(makespan: float, reference: SolveResult) -> tuple[float | None, float | None, float | None]:

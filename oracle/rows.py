@@ -56,6 +56,9 @@ class ScoreRow(BaseModel):
         The overflow intervals, as messages.
     gap, gap_vs_lb, gap_vs_ub, reference_status
         Against the reference result, when one was given.
+    efficiency
+        OPT / makespan when valid and safe, 0 otherwise; None without a proven
+        optimum (:func:`peakopt.oracle.metrics.efficiency`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -93,6 +96,7 @@ class ScoreRow(BaseModel):
     gap_vs_lb: float | None = None
     gap_vs_ub: float | None = None
     reference_status: str | None = None
+    efficiency: float | None = None
 
     @classmethod
     def invalid(cls, problems: Sequence[Violation], **identity: Any) -> ScoreRow:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from peakopt.models import Machine, Schedule, SolveResult, Suite, Workflow
+from peakopt.oracle import metrics
 from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.parse import Parsed, parse_response, parse_starts
 from peakopt.oracle.planning import plan_score
@@ -138,7 +139,31 @@ def score_record(
     -------
     ScoreRow
     """
-    options = options or ReplayOptions()
+    row = _score_record(record, suite, references, options or ReplayOptions(), line, error)
+    reference = None
+    if references and row.workflow is not None:
+        reference = references.get((row.workflow, row.machine))
+    return with_efficiency(row, reference)
+
+
+def with_efficiency(row: ScoreRow, reference: SolveResult | None) -> ScoreRow:
+    """``row`` with its efficiency against ``reference``: every scored row gets one.
+
+    An answer that could not be read at all, for a pair with a proven optimum,
+    earns 0 like an unsafe one: leaving it out would reward garbage.
+    """
+    figure = metrics.efficiency(row.makespan, row.valid and row.safe, reference)
+    return row if figure == row.efficiency else row.model_copy(update={"efficiency": figure})
+
+
+def _score_record(
+    record: Mapping[str, Any] | None,
+    suite: Suite,
+    references: ReferenceIndex | None,
+    options: ReplayOptions,
+    line: int | None,
+    error: str | None,
+) -> ScoreRow:
     ident = identity(record, line)
     if error is not None or record is None:
         return ScoreRow.invalid([Violation(kind="parse", message=error or "unreadable record")], **ident)

@@ -18,8 +18,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
-from peakopt.oracle.aggregate import group_rows
-from peakopt.oracle.intervals import SEED, mean_interval
+from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
 from peakopt.oracle.rows import ScoreRow
 
 #: What the profile's caption says, wherever it is shown.
@@ -141,53 +140,61 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
 
 @dataclass(frozen=True)
 class BarMetric:
-    """A per-row figure whose mean a bar shows: its axis label (with the unit) and its value."""
+    """A mean of :class:`~peakopt.oracle.aggregate.ScoreSummary` that bars show.
+
+    ``field`` names it in the summary's ``intervals``; ``mean`` reads it; ``scale``
+    turns it into the axis' unit (100 for a percentage); ``label`` is the axis'.
+    """
 
     label: str
-    value: Callable[[ScoreRow], float | None]
+    field: str
+    mean: Callable[[ScoreSummary], float | None]
+    scale: float = 1.0
 
 
-#: The bars' metrics, per row as the aggregates count them (invalid rows are unsafe).
+#: The bars' metrics: means of the aggregates, with their intervals, so a bar is the table's figure.
 BAR_METRICS = {
-    "safe_rate": BarMetric("safe schedules (%)", lambda r: 100.0 if r.valid and r.safe else 0.0),
+    "efficiency": BarMetric("efficiency (OPT / makespan; 0 if unsafe)", "efficiency", lambda s: s.efficiency),
+    "safe_rate": BarMetric("safe schedules (%)", "safe_rate", lambda s: s.safe_rate, 100.0),
     "mean_gap": BarMetric(
-        "mean gap to the optimum (%)",
-        lambda r: 100 * r.gap if r.valid and r.safe and r.gap is not None else None,
+        "mean gap to the optimum (%)", "gap", lambda s: s.gap.mean if s.gap else None, 100.0
     ),
 }
 
 
-def group_bars(
-    rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate", seed: int = SEED
-) -> Figure | None:
-    """Bars of the mean of ``metric`` per value of ``by`` (e.g. tier), one colour per source.
+def _bar(summary: ScoreSummary | None, chosen: BarMetric) -> tuple[float, float, float]:
+    """Height, and the distances down and up to the interval's ends (0 without an interval)."""
+    mean = None if summary is None else chosen.mean(summary)
+    if summary is None or mean is None:
+        return math.nan, 0.0, 0.0
+    interval = summary.intervals.get(chosen.field)
+    if interval is None:
+        return chosen.scale * mean, 0.0, 0.0
+    return chosen.scale * mean, chosen.scale * (mean - interval.low), chosen.scale * (interval.high - mean)
 
-    Each bar carries its 95 % bootstrap interval (seeded) as an error bar; a
-    group without the figure has no bar (not a bar at 0, which would read as
-    a perfect score). None without rows.
+
+def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> Figure | None:
+    """Bars of a mean (:data:`BAR_METRICS`) per value of ``by`` (e.g. tier), one colour per source.
+
+    Each bar carries its seeded 95 % bootstrap interval
+    (:func:`~peakopt.oracle.aggregate.aggregate` with ``intervals``) as an error
+    bar; a group without the figure has no bar (not a bar at 0, which would
+    read as a perfect gap). None when no group has the figure.
     """
     chosen = BAR_METRICS[metric]
-    groups = group_rows(rows, ("source", by))
-    if not groups:
+    summaries = aggregate(rows, ("source", by), intervals=True)
+    if not any(chosen.mean(s) is not None for s in summaries):
         return None
-    sources = list(dict.fromkeys(key[0] for key in groups))
-    values = list(dict.fromkeys(key[1] for key in groups))
+    lookup = {(s.group["source"], s.group[by]): s for s in summaries}
+    sources = list(dict.fromkeys(key[0] for key in lookup))
+    values = list(dict.fromkeys(key[1] for key in lookup))
     fig = Figure(figsize=(1.8 + 0.9 * len(values) * max(1, len(sources)) ** 0.5, 3.4), layout="constrained")
     ax = fig.subplots()
     width = 0.8 / max(1, len(sources))
     for index, source in enumerate(sources):
-        heights, below, above = [], [], []
-        for value in values:
-            sample = [chosen.value(r) for r in groups.get((source, value), [])]
-            kept = [v for v in sample if v is not None]
-            mean = float(np.mean(kept)) if kept else math.nan
-            interval = mean_interval(kept, seed=seed)
-            heights.append(mean)
-            below.append(0.0 if interval is None else mean - interval.low)
-            above.append(0.0 if interval is None else interval.high - mean)
-        positions = np.arange(len(values)) + index * width
+        heights, below, above = zip(*(_bar(lookup.get((source, v)), chosen) for v in values), strict=True)
         ax.bar(
-            positions,
+            np.arange(len(values)) + index * width,
             heights,
             width,
             yerr=[below, above],
@@ -195,12 +202,11 @@ def group_bars(
             error_kw={"elinewidth": 0.8, "ecolor": "0.25"},
             color=_colour(index),
             label=_label(source),
-            gid=f"bars-{_label(source)}",
         )
     ax.set_xticks(np.arange(len(values)) + width * (len(sources) - 1) / 2, [_label(v) for v in values])
     ax.set_xlabel(by)
     ax.set_ylabel(chosen.label)
-    ax.set_title(f"{chosen.label} per {by}, with 95 % intervals", fontsize=10)
+    ax.set_title(f"{chosen.label.split(' (')[0]} per {by}, with 95 % intervals", fontsize=10)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", color="0.9")
     return fig

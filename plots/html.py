@@ -88,7 +88,11 @@ def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | 
     if all(getattr(r, key) is None for r in rows):
         return ""
     summaries = aggregate(rows, ("source", key))
-    charts = _image(group_bars(rows, key, "safe_rate"), f"safe schedules (%) per {key}; {INTERVALS_NOTE}")
+    charts = _image(
+        group_bars(rows, key, "efficiency"),
+        f"efficiency (OPT / makespan, 0 for an unsafe or invalid answer) per {key}; {INTERVALS_NOTE}",
+    )
+    charts += _image(group_bars(rows, key, "safe_rate"), f"safe schedules (%) per {key}; {INTERVALS_NOTE}")
     charts += _image(
         group_bars(rows, key, "mean_gap"),
         f"mean gap to the optimum (%) per {key}, safe rows; {INTERVALS_NOTE}",

@@ -14,7 +14,7 @@ from strategies import machines, workflows
 
 from peakopt.cli.main import cli
 from peakopt.instances import load, to_context
-from peakopt.instances.contexts import SETTINGS, context
+from peakopt.instances.contexts import SETTING_CONTEXTS, context
 from peakopt.instances.prompts import prompt_record
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import aggregate, aggregate_plans
@@ -38,7 +38,7 @@ EXPECTED: dict[str, tuple[set[str] | None, set[str]]] = {
 
 
 def test_every_setting_is_specified_here() -> None:
-    assert list(SETTINGS) == list(EXPECTED)
+    assert list(SETTING_CONTEXTS) == list(EXPECTED)
 
 
 @given(workflows(resources=RESOURCES), machines(resources=RESOURCES), st.sampled_from(list(EXPECTED)))

@@ -148,3 +148,10 @@ def test_the_milp_cross_check_uses_nothing_of_the_cp_sat_search() -> None:
     assert "peakopt.solver.backends" in found  # the neutral budget and result types
     cp_sat = {"peakopt.solver.search", "peakopt.solver.cpsat", "peakopt.solver.decide"} & found
     assert not cp_sat and not [m for m in found if m.startswith("ortools")], sorted(found)
+
+
+def test_only_the_evals_import_inspect_ai() -> None:
+    found = {m for m, targets in imports().items() if any(t.split(".")[0] == "inspect_ai" for t in targets)}
+    assert found, "peakopt.evals is read"
+    wrong = sorted(m for m in found if top(m) != "evals")
+    assert not wrong, f"inspect_ai is imported outside peakopt.evals: {wrong}"

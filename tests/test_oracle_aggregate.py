@@ -14,9 +14,11 @@ from peakopt.oracle.aggregate import (
     pair_rows,
     pearson,
     ranks,
+    samples,
     spearman,
     summarise,
 )
+from peakopt.oracle.intervals import Interval, mean_interval
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import Violation
 from peakopt.plots.columns import summary_columns
@@ -134,3 +136,42 @@ def test_plan_aggregates() -> None:
     assert (s.records, s.invalid, s.invalid_reasons) == (3, 1, {"parse": 1})
     assert s.edge_f1 == 0.75 and s.exact_match_rate == 0.5 and s.cyclic == 1 and s.hallucinating == 1
     assert s.closure_f1 is None
+
+
+def test_efficiency_is_the_headline_mean_and_garbage_counts_zero() -> None:
+    rows = [
+        row(efficiency=1.0),
+        row(efficiency=0.5),
+        ScoreRow.invalid([Violation(kind="parse", message="no schedule")], source="m", efficiency=0.0),
+        row(efficiency=None),  # no proven optimum for its pair: left out
+    ]
+    [summary] = aggregate(rows)
+    assert summary.efficiency == pytest.approx(0.5)
+    assert summary.intervals == {}  # only when asked for
+
+
+def test_every_mean_gets_the_interval_of_its_own_values() -> None:
+    rows = [
+        row(efficiency=e, makespan=m, gap=g)
+        for e, m, g in [(1.0, 10, 0.0), (0.8, 12.5, 0.25), (0.5, 20, 1.0)]
+    ]
+    rows.append(ScoreRow.invalid([Violation(kind="parse", message="x")], source="m", efficiency=0.0))
+    [summary] = aggregate(rows, intervals=True)
+    # efficiency over all four rows; makespan over the three valid ones; gap over the safe ones
+    assert summary.intervals["efficiency"] == mean_interval([1.0, 0.8, 0.5, 0.0])
+    assert summary.intervals["mean_makespan"] == mean_interval([10, 12.5, 20])
+    assert summary.intervals["gap"] == mean_interval([0.0, 0.25, 1.0])
+    assert summary.intervals["safe_rate"] == mean_interval([1, 1, 1, 0])
+    # a sample of equal values is its own interval; each mean lies in its interval here
+    assert summary.intervals["mean_cva"] == Interval(low=0.0, high=0.0)
+    for key, interval in summary.intervals.items():
+        value = summary.gap.mean if key == "gap" and summary.gap else getattr(summary, key)
+        assert interval.low <= value <= interval.high, key
+
+
+def test_means_are_those_of_the_samples() -> None:
+    rows = [row(), row(valid=False, safe=False, strict_mru=0.3), row(safe=False, safe_mru=0.0, mru=None)]
+    values = samples(rows)
+    [summary] = aggregate(rows)
+    assert summary.strict_mru == pytest.approx(sum(v for v in values["strict_mru"] if v is not None) / 3)
+    assert values["safe_mru"] == [0.5, 0.0, 0.0]

@@ -6,13 +6,14 @@ import importlib
 import subprocess
 import sys
 import tomllib
+from importlib.metadata import entry_points
 
 import pytest
 from paths import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
-TOP = ("models", "instances", "solver", "oracle", "campaign", "plots", "cli")
+TOP = ("models", "instances", "solver", "oracle", "campaign", "evals", "plots", "cli")
 
 
 def package_folders() -> dict[str, str]:
@@ -55,8 +56,11 @@ def test_console_script_and_module_entry_points() -> None:
 
 
 def test_runtime_dependencies_have_lower_bounds() -> None:
-    deps = PYPROJECT["project"]["dependencies"] + PYPROJECT["project"]["optional-dependencies"]["dev"]
-    assert all(">=" in d for d in deps), deps
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    deps = PYPROJECT["project"]["dependencies"] + [d for extra in extras.values() for d in extra]
+    # an extra may include another of peakopt's own ("peakopt[eval]" in dev): that one has no version
+    assert all(">=" in d or d.startswith("peakopt[") for d in deps), deps
+    assert "peakopt[eval]" in extras["dev"]
     names = {d.split(">=")[0].split("[")[0] for d in PYPROJECT["project"]["dependencies"]}
     assert {
         "ortools",
@@ -69,6 +73,13 @@ def test_runtime_dependencies_have_lower_bounds() -> None:
         "json-repair",
         "rich",
     } <= names
+
+
+def test_inspect_finds_the_tasks_through_its_entry_point() -> None:
+    assert PYPROJECT["project"]["entry-points"]["inspect_ai"] == {"peakopt": "peakopt.evals._registry"}
+    (found,) = [e for e in entry_points(group="inspect_ai") if e.name == "peakopt"]  # as installed
+    module = found.load()
+    assert {"schedule", "plan"} <= set(dir(module))
 
 
 def test_bundled_data_is_package_data() -> None:

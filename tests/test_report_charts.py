@@ -124,9 +124,9 @@ def test_safe_rate_bars_are_the_summaries_with_their_intervals() -> None:
     bars = bar_containers(fig)
     heights = [p.get_height() for p in bars["a"].patches]
     assert heights == pytest.approx([100 * summaries["a", t].safe_rate for t in ("easy", "hard")])
-    interval = mean_interval([100.0, 100.0, 0.0])
+    interval = mean_interval([1.0, 1.0, 0.0])  # a's easy rows: safe, safe, unsafe
     assert interval is not None
-    assert error_spans(fig, 0)[0] == pytest.approx((interval.low, interval.high))
+    assert error_spans(fig, 0)[0] == pytest.approx((100 * interval.low, 100 * interval.high))
     assert [p.get_height() for p in bars["b"].patches] == [0.0, 0.0]  # a real 0: nothing safe
     assert fig.axes[0].get_ylabel() == "safe schedules (%)" and fig.axes[0].get_xlabel() == "tier"
 
@@ -138,13 +138,30 @@ def test_mean_gap_bars_leave_out_groups_without_a_gap() -> None:
     assert [p.get_height() for p in bars["a"].patches] == pytest.approx([10.0, 10.0])
     # b has no safe answer: no bar, rather than a bar at 0 that reads as optimal
     assert all(math.isnan(p.get_height()) for p in bars["b"].patches)
-    interval = mean_interval([0.0, 20.0])
+    interval = mean_interval([0.0, 0.2])
     assert interval is not None
     low, high = error_spans(fig, 0)[0]
-    assert (low, high) == pytest.approx((interval.low, interval.high))
+    assert (low, high) == pytest.approx((100 * interval.low, 100 * interval.high))
     # one value: no interval, the error bar has no length
     assert error_spans(fig, 0)[1] == pytest.approx((10.0, 10.0))
     assert fig.axes[0].get_ylabel() == "mean gap to the optimum (%)"
+
+
+def test_efficiency_bars_count_unsafe_answers_as_zero() -> None:
+    rows = [
+        row("a", 0.25, efficiency=0.8, tier="easy"),
+        row("a", 0.0, efficiency=1.0, tier="easy"),
+        row("a", safe=False, efficiency=0.0, tier="easy"),
+    ]
+    fig = group_bars(rows, "tier", "efficiency")
+    assert fig is not None
+    assert [p.get_height() for p in bar_containers(fig)["a"].patches] == pytest.approx([0.6])
+    interval = mean_interval([0.8, 1.0, 0.0])
+    assert interval is not None
+    assert error_spans(fig, 0)[0] == pytest.approx((interval.low, interval.high))
+    assert fig.axes[0].get_ylabel().startswith("efficiency")
+    # no proven optimum anywhere: no efficiency, no chart
+    assert group_bars([row("a", None, tier="easy")], "tier", "efficiency") is None
 
 
 def test_scatter_points_are_translucent() -> None:

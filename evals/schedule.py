@@ -1,0 +1,151 @@
+"""``peakopt/schedule`` (PeakBench's Dimension II): a model schedules a workflow on a machine.
+
+One sample per workflow × machine: the prompt of ``peakopt prompt``
+(:func:`peakopt.instances.prompts.prompt_record`), the sample metadata
+``workflow``, ``machine``, ``setting`` and ``tier``. With ``structured=true``
+the answer's JSON Schema is sent as the response format. The scorer runs the
+oracle on the final answer's raw text, exactly as ``peakopt score`` reads a
+``response`` record: a reasoning model's reasoning (Inspect's
+``ContentReasoning``) is not scored, only what it answered. It reports the
+figures of :mod:`peakopt.evals.values` with their mean and standard error, and
+keeps the oracle's whole row in each score's metadata (``peakopt report`` reads
+it from the log).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import TaskState
+
+from peakopt.evals.answer import answer
+from peakopt.evals.logs import ROW_KEY
+from peakopt.evals.references import cached_references, checked_references
+from peakopt.evals.suites import Selection, WorkflowMachine, load_suite, name_list
+from peakopt.evals.values import SCHEDULE_KEYS, schedule_values
+from peakopt.instances.prompts import SETTINGS, prompt_record
+from peakopt.oracle.scoring import score_record
+
+logger = logging.getLogger(__name__)
+
+
+def sample_id(workflow: str, machine: str) -> str:
+    """The id of the sample of ``workflow`` on ``machine``."""
+    return f"{workflow}@{machine}"
+
+
+def schedule_sample(pair: WorkflowMachine, setting: str) -> Sample:
+    """The sample of one workflow × machine: its prompt and what identifies it."""
+    workflow, machine = pair
+    record = prompt_record(workflow, machine, setting)
+    metadata = {
+        "workflow": workflow.id,
+        "machine": machine.name,
+        "setting": setting,
+        "tier": record.get("tier"),
+        "output_schema": record["output_schema"],
+    }
+    return Sample(input=record["prompt"], id=sample_id(workflow.id, machine.name), metadata=metadata)
+
+
+@scorer(metrics={key: [mean(), stderr()] for key in SCHEDULE_KEYS})
+def oracle(suite: str, reference: str) -> Scorer:
+    """Score the final answer's text with peakopt's oracle against the references.
+
+    Parameters
+    ----------
+    suite
+        The suite the samples come from (a path or ``bundled:NAME``).
+    reference
+        The references file: the task's cache file or the one it was given.
+    """
+    loaded = load_suite(suite)
+    references = checked_references(reference, [(w, m) for w in loaded.workflows for m in loaded.machines])
+
+    async def score(state: TaskState, target: Target) -> Score:
+        record = {
+            "id": str(state.sample_id),
+            "workflow": state.metadata["workflow"],
+            "machine": state.metadata["machine"],
+            "setting": state.metadata["setting"],
+            "source": str(state.model),
+            "response": state.output.completion,
+        }
+        row = score_record(record, loaded, references)
+        return Score(
+            value=schedule_values(row),
+            answer=state.output.completion,
+            explanation="; ".join(row.reasons) or ("valid and safe" if row.safe else "valid, unsafe"),
+            metadata={ROW_KEY: row.model_dump(mode="json")},
+        )
+
+    return score
+
+
+def _reference_file(
+    pairs: list[WorkflowMachine], suite: str, reference: str | None, time_limit: float
+) -> str:
+    """The references file the scorer reads: ``reference`` (checked now) or the suite's cache file."""
+    if reference is None:
+        return str(cached_references(load_suite(suite), pairs, time_limit))
+    known = checked_references(reference, pairs)
+    missing = [p for p in pairs if (p[0].id, p[1].name) not in known]
+    if missing:
+        first = sample_id(missing[0][0].id, missing[0][1].name)
+        logger.warning(
+            "%s holds no reference for %d samples (e.g. %s): no gap there", reference, len(missing), first
+        )
+    return reference
+
+
+@task
+def schedule(
+    suite: str = "bundled:default",
+    setting: str = "rasc",
+    machines: str | list[str] | None = None,
+    tiers: str | list[str] | None = None,
+    limit: int | None = None,
+    seed: int | None = None,
+    structured: bool = False,
+    reference: str | None = None,
+    time_limit: float = 60.0,
+) -> Task:
+    """Schedule each workflow × machine of a suite; scored by peakopt's oracle against the optimum.
+
+    Parameters
+    ----------
+    suite
+        Workflows and machines: a file in any input format, or ``bundled:NAME``.
+    setting
+        The prompt's context: ``rasc`` (resource costs) or ``no-profile`` (structure only).
+    machines, tiers
+        Only these machines and workflow tiers (comma-separated or a list).
+    limit, seed
+        At most ``limit`` samples, drawn after shuffling with ``seed`` (suite order without one).
+    structured
+        Send the answer's JSON Schema as the response format (structured output).
+    reference
+        References to compare with (``peakopt solve -o``); by default they are solved
+        once per suite and cached (see :mod:`peakopt.evals.references`).
+    time_limit
+        Seconds per reference solve, when they are solved.
+    """
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {', '.join(SETTINGS)}, got {setting!r}")
+    selection = Selection(machines=name_list(machines), tiers=name_list(tiers), limit=limit, seed=seed)
+    pairs = selection.pairs(load_suite(suite))
+    if not pairs:
+        raise ValueError("the selection holds no workflow × machine to schedule")
+    path = _reference_file(pairs, suite, reference, time_limit)
+    dataset = MemoryDataset([schedule_sample(p, setting) for p in pairs], name=f"peakopt-{setting}")
+    metadata: dict[str, Any] = {"suite": suite, "setting": setting, "reference": path}
+    return Task(
+        dataset=dataset,
+        solver=answer(structured, "schedule"),
+        scorer=oracle(suite, path),
+        metadata=metadata,
+    )
