@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.table import Table
@@ -26,8 +26,10 @@ from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.references import Checked
-from peakopt.plots.html import WorstCase, render_report
-from peakopt.plots.schedule_plot import Drawn
+
+if TYPE_CHECKING:
+    from peakopt.plots.html import WorstCase
+    from peakopt.plots.schedule_plot import Drawn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -235,6 +237,8 @@ def report(
     found = summaries(rows, by)
     emit(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
     if out is not None:
+        from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
+
         cases = worst_drawings(path, rows, worst, drawn)
         out.write_text(render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
         click.echo(f"wrote {output}", err=True)
@@ -245,6 +249,8 @@ def drawing(
     workflow: Workflow, machine: Machine, label: str, starts: dict[str, float], gap: float | None
 ) -> Drawn:
     """One schedule of a worst case, judged by the oracle."""
+    from peakopt.plots.schedule_plot import Drawn
+
     schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts, source=label)
     return Drawn(label, schedule, evaluate(workflow, machine, schedule), gap)
 
@@ -252,6 +258,8 @@ def drawing(
 def _case(
     method: str, row: ScoreRow, workflow: Workflow, machine: Machine, ref: SolveResult | None
 ) -> WorstCase:
+    from peakopt.plots.html import WorstCase
+
     drawn = [drawing(workflow, machine, method, row.starts or {}, row.gap)]
     if ref is not None and ref.starts is not None:
         label = "optimal" if ref.status == "optimal" else f"best found ({ref.status})"

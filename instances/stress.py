@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
-import numpy as np
 
 from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import Catalog, default_catalog
@@ -39,6 +38,9 @@ from peakopt.instances.draws import Draws
 from peakopt.instances.machines import round_up
 from peakopt.instances.shapes import sparse
 from peakopt.models import Machine, Suite, Task, Workflow
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KINDS = ("layered", "rcpsp")
 
@@ -168,6 +170,8 @@ def rcpsp(spec: StressSpec) -> Workflow:
 
 def earliest_starts(workflow: Workflow) -> np.ndarray:
     """Earliest start of each task (in task order) when resources are ignored."""
+    import numpy as np  # here: ``peakopt validate`` reads this package and must not load NumPy
+
     index = workflow.index
     length = np.array([t.length for t in workflow.tasks])
     start = np.zeros(len(workflow.tasks))
@@ -188,6 +192,8 @@ def _topological(workflow: Workflow) -> list[int]:
 
 def asap_peak(workflow: Workflow, resource: str) -> float:
     """Peak load on ``resource`` of the earliest-start schedule (each task at its peak demand)."""
+    import numpy as np
+
     start = earliest_starts(workflow)
     demand = np.array([t.peak(resource) for t in workflow.tasks])
     end = start + np.array([t.length for t in workflow.tasks])
