@@ -16,7 +16,8 @@ from peakopt.campaign.runner import run
 from peakopt.campaign.solves import SOLVES, Job, Sink
 from peakopt.campaign.solves import jobs as solve_jobs
 from peakopt.cli.cluster import executor_options, solve_options, start, where
-from peakopt.cli.common import input_options, interrupted, warn
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.group import interrupted
 from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets

@@ -17,7 +17,8 @@ from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
 from peakopt.campaign.stress import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, interrupted, warn
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.group import interrupted
 from peakopt.cli.options import COUNT, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
