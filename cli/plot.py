@@ -9,7 +9,8 @@ import click
 
 from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
-from peakopt.cli.options import seed_option
+from peakopt.cli.messages import quiet_option, wrote
+from peakopt.cli.options import Renamed, seed_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
@@ -125,15 +126,16 @@ def _collect(
                 raise PeakoptError(f"no schedule found for {workflow.id!r} on {machine.name!r} in time")
             schedules.append(schedule.model_copy(update={"source": label}))
     if not schedules:
-        raise click.UsageError("nothing to draw: give --method NAME, --schedule FILE or --optimal")
+        raise click.UsageError("nothing to draw: give --method NAME, --schedules FILE or --optimal")
     return schedules, reference
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--workflow", "workflow_id", help="The workflow to draw, when the inputs hold several.")
-@solve_options(time_limit=10.0, workers=2, per="for --optimal")
+@solve_options(per="for --optimal")
 @click.option(
+    "-m",
     "--method",
     "methods",
     multiple=True,
@@ -142,12 +144,15 @@ def _collect(
     help="Draw a heuristic's schedule (see peakopt schedule --list); repeatable.",
 )
 @click.option(
-    "--schedule",
+    "-s",
+    "--schedules",
     "schedules",
+    cls=Renamed,
+    old=("--schedule",),
     multiple=True,
     callback=_remember,
-    metavar="FILE",
-    help="Draw the schedules in a records file (schedules, raw LLM answers, references).",
+    metavar="SCHEDULES.jsonl",
+    help="Draw the schedules in a records file (schedules, raw LLM answers, references); repeatable.",
 )
 @click.option(
     "--optimal",
@@ -156,6 +161,7 @@ def _collect(
     help="Draw the optimum (from --reference, else solved now).",
 )
 @click.option(
+    "-r",
     "--reference",
     "reference_path",
     metavar="REFS.jsonl",
@@ -170,8 +176,11 @@ def _collect(
     show_default=True,
     help="Colour bars by the tool's server or by resource class.",
 )
-@click.option("-o", "--output", required=True, help=f"Picture to write: .png or .svg. {REPLACES}")
+@click.option(
+    "-o", "--output", required=True, metavar="FILE", help=f"Picture to write: .png or .svg. {REPLACES}"
+)
 @input_options
+@quiet_option
 @click.pass_context
 def plot(
     ctx: click.Context,
@@ -212,4 +221,4 @@ def plot(
     picture = figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour)
     with out.replacing() as temp:
         save(picture, temp)
-    click.echo(f"wrote {output}: {', '.join(d.label for d in drawn)}", err=True)
+    wrote(output, ", ".join(d.label for d in drawn))

@@ -15,7 +15,8 @@ from peakopt.campaign.storage import is_store_path
 from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
-from peakopt.cli.options import COUNT_OR_NONE
+from peakopt.cli.messages import plural, quiet_option, wrote
+from peakopt.cli.options import COUNT_OR_NONE, by_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
 from peakopt.cli.tables import show, to_csv, to_json
@@ -36,8 +37,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: Error reasons listed under the summary; the store's ``error`` column has them all.
 REASONS_SHOWN = 10
 
-#: --by fields: ``method`` is the rows' ``source``.
-BY_FIELDS = {"method": "source", "tier": "tier", "machine": "machine", "workflow": "workflow"}
+#: --by fields (``method`` is accepted for ``source``, the method that made a row).
+BY_FIELDS = ("source", "tier", "machine", "workflow")
 
 
 class MethodSummary(ScoreSummary):
@@ -46,21 +47,18 @@ class MethodSummary(ScoreSummary):
     errors: int
 
 
-def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("method",)) -> list[MethodSummary]:
+def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list[MethodSummary]:
     """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`."""
-    fields = [BY_FIELDS[key] for key in by]
-    found = []
-    for summary in aggregate(rows, fields):
-        group = {name: summary.group[field] for name, field in zip(by, fields, strict=True)}
-        data = summary.model_dump() | {"group": group}
-        found.append(MethodSummary(**data, errors=summary.invalid_reasons.get(ERROR, 0)))
-    return found
+    return [
+        MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))
+        for summary in aggregate(rows, list(by))
+    ]
 
 
 def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     """Per group: failed runs, then the summary columns of :mod:`peakopt.oracle.columns`."""
     table = Table(title=title, title_justify="left")
-    names = list(found[0].group) if found else ["method"]
+    names = list(found[0].group) if found else ["source"]
     columns = summary_columns(gaps=True)
     for name in names:
         table.add_column(name)
@@ -73,13 +71,9 @@ def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     return table
 
 
-def parse_by(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    """Comma-separated fields of :data:`BY_FIELDS`; ``method`` always comes first."""
-    keys = [k.strip() for k in value.split(",") if k.strip()]
-    wrong = [k for k in keys if k not in BY_FIELDS]
-    if wrong:
-        raise click.BadParameter(f"unknown field {', '.join(wrong)}; choose from {', '.join(BY_FIELDS)}")
-    return tuple(dict.fromkeys(["method", *keys]))
+def by_sources(help_text: str) -> Callable[[F], F]:
+    """``--by``: the summary per source (the method), and also per these fields of :data:`BY_FIELDS`."""
+    return by_option(BY_FIELDS, help_text, first="source")
 
 
 def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[Threshold]:
@@ -111,7 +105,7 @@ def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
     more = len(reasons) - REASONS_SHOWN
     caption = f"and {more} other reasons (the store's results.error column)" if more > 0 else None
     table = Table(title="errors", title_justify="left", caption=caption, caption_justify="left")
-    for column in ("method", "rows", "reason"):
+    for column in ("source", "rows", "reason"):
         table.add_column(column, justify="right" if column == "rows" else "left")
     for method, reason, count in reasons[:REASONS_SHOWN]:
         table.add_row(method, str(count), reason)
@@ -170,14 +164,8 @@ def fail_on_option(func: F) -> F:
 
 @click.command("report")
 @click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl")
-@click.option(
-    "--by",
-    default="method",
-    show_default=True,
-    callback=parse_by,
-    help=f"Also group by these comma-separated fields ({','.join(BY_FIELDS)}).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON list.")
+@by_sources(f"Also group by these comma-separated fields ({','.join(BY_FIELDS[1:])}).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON document (a list).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the summaries as CSV.")
 @click.option(
     "-o", "--output", metavar="REPORT.html", help=f"Also write a self-contained HTML report. {REPLACES}"
@@ -197,12 +185,14 @@ def fail_on_option(func: F) -> F:
     help="SCORES.jsonl only: the inputs scored, to draw the worst cases.",
 )
 @click.option(
+    "-r",
     "--reference",
     "reference_path",
     metavar="REFS.jsonl",
     help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
 )
 @fail_on_option
+@quiet_option
 def report(
     path: str,
     by: tuple[str, ...],
@@ -241,7 +231,7 @@ def report(
 
         cases = worst_drawings(path, rows, worst, drawn)
         out.write_text(render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
-        click.echo(f"wrote {output}", err=True)
+        wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")
     gate(found, fail_on)
 
 

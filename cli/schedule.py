@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections import defaultdict
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from peakopt.cli.common import input_options
+from peakopt.cli.messages import console, plural, quiet_option, wrote
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.targets import Target, targets
@@ -17,6 +16,7 @@ from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import schedule_record
 from peakopt.models import Machine, Schedule
 from peakopt.oracle import Score, evaluate
+from peakopt.oracle.columns import figure
 from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
 from peakopt.solver.heuristics.methods import __doc__ as GRAMMAR
 
@@ -64,9 +64,9 @@ LIMITLESS = Machine(name="limitless", capacity={})
 
 def _cells(schedule: Schedule, score: Score) -> tuple[str, str, str]:
     if schedule.machine is None:
-        return f"{score.makespan:.6g}", "-", "-" if score.valid else "invalid"
+        return figure(score.makespan), "-", "-" if score.valid else "invalid"
     safe = "yes" if score.safe else ("invalid" if not score.valid else "no")
-    return f"{score.makespan:.6g}", f"{score.cva:.4g}", safe
+    return figure(score.makespan), figure(score.cva, 4), safe
 
 
 def _detail(rows: list[tuple[Schedule, Score]]) -> Table:
@@ -91,15 +91,15 @@ def _summary(rows: list[tuple[Schedule, Score]]) -> Table:
         count = len(scores)
         span = sum(s.makespan for s in scores) / count
         if machine == "-":
-            table.add_row(machine, method, str(count), f"{span:.6g}", "-", "-")
+            table.add_row(machine, method, str(count), figure(span), "-", "-")
         else:
             cva = sum(s.cva for s in scores) / count
             table.add_row(
                 machine,
                 method,
                 str(count),
-                f"{span:.6g}",
-                f"{cva:.4g}",
+                figure(span),
+                figure(cva, 4),
                 f"{sum(s.safe for s in scores)}/{count}",
             )
     return table
@@ -107,7 +107,7 @@ def _summary(rows: list[tuple[Schedule, Score]]) -> Table:
 
 def print_table(rows: list[tuple[Schedule, Score]]) -> None:
     """Makespan, cva and safety per schedule (or per machine × method when many) on stderr."""
-    Console(file=sys.stderr).print(_detail(rows) if len(rows) <= DETAIL_ROWS else _summary(rows))
+    console().print(_detail(rows) if len(rows) <= DETAIL_ROWS else _summary(rows))
 
 
 def _epilog() -> str:
@@ -133,8 +133,13 @@ def _epilog() -> str:
     help="A machine of the inputs by name, or a file of machines; repeatable.",
 )
 @seed_option("Seed of the random rule, sampling and plug-ins.")
-@click.option("-o", "--output", help=f"Write the schedules (JSON Lines) to this file. {REPLACES}")
-@click.option("--json", "as_json", is_flag=True, help="Print the schedules (JSON Lines) on stdout.")
+@click.option(
+    "-o",
+    "--output",
+    metavar="SCHEDULES.jsonl",
+    help=f"Write the schedules (JSON Lines) to this file. {REPLACES}",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the schedules on stdout (JSON Lines).")
 @click.option(
     "--list",
     "list_methods",
@@ -145,6 +150,7 @@ def _epilog() -> str:
     help="List the built-in methods and exit.",
 )
 @input_options
+@quiet_option
 def schedule(
     paths: tuple[str, ...],
     method_values: tuple[str, ...],
@@ -185,3 +191,5 @@ def schedule(
     elif as_json:
         click.echo(text, nl=False)
     print_table(rows)
+    if out is not None:
+        wrote(output, plural(len(rows), "schedule"))

@@ -19,9 +19,10 @@ from peakopt.campaign.stress import Pair, Plan, Settings, auto_chunk, check_meth
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
+from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
 from peakopt.cli.options import COUNT, seconds_option, seed_option
 from peakopt.cli.outputs import claim
-from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
+from peakopt.cli.report import by_sources, emit, fail_on_option, gate, summaries
 from peakopt.cli.targets import targets
 
 
@@ -111,7 +112,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     callback=_methods,
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
-@solve_options(time_limit=10.0, workers=1, per="per optimum (workflow × machine)")
+@solve_options(per="per optimum (workflow × machine)")
 @click.option(
     "--db",
     required=True,
@@ -123,7 +124,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     "--method-limit", 60.0, "Seconds one method may take on one instance; then its row is an error."
 )
 @seed_option("Seed of the solver, methods and search.")
-@executor_options(jobs_default="the cores")
+@executor_options
 @click.option("--chunk", type=COUNT, help="Instances per task [default: automatic].")
 @click.option("--fresh", is_flag=True, help="Drop everything in the store first (a store only).")
 @click.option(
@@ -134,14 +135,8 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     help="Run this method's rows again even where the store has them (repeatable; "
     "the other methods' rows and the optima are kept).",
 )
-@click.option(
-    "--by",
-    default="method",
-    show_default=True,
-    callback=parse_by,
-    help="Also group the summary by tier,machine.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON list.")
+@by_sources("Also group the summary by these comma-separated fields (tier,machine,workflow).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (a list).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the summary as CSV.")
 @click.option("--worst", type=COUNT, metavar="K", help="Export each method's K worst instances.")
 @click.option(
@@ -153,6 +148,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 )
 @click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
 @fail_on_option
+@quiet_option
 def stress(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -208,26 +204,29 @@ def stress(
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
     store = Store(db, fresh=fresh)
-    console = Console(stderr=True)
+    cases = []
     try:
         todo = plan(pairs, methods, settings, store, refs, redo=redo)
         if todo.skipped or todo.stale:
             warn(_resuming(todo, db))
-        _work(place, todo, store, chunk, console, search, settings, methods, pairs, worst_dir)
+        searched = _work(place, todo, store, chunk, console(), search, settings, methods, pairs, worst_dir)
         if worst:
             written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)
-            console.print(f"wrote {len(written)} worst cases to {worst_dir}/", highlight=False)
+            cases.append(f"{plural(len(written), 'worst case')} in {worst_dir}/")
+        if searched is not None:
+            cases.append(f"{plural(searched, 'search case')} in {worst_dir}/search/")
         rows = store.score_rows(todo.keys)
     except KeyboardInterrupt as exc:
         kept = store.count()
         store.close()
-        interrupted(exc, f"{kept} rows kept in {db}; run the same command again to resume")
+        interrupted(exc, f"{kept} rows kept in {db}; {resume_hint(fresh)}")
     except BaseException:
         store.close()  # a store locked mid-run, for one: the rows written so far stay
         raise
     store.close()
     found = summaries(rows, by)
     emit(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    wrote(db, "; ".join([f"{plural(len(rows), 'row')} ({todo.rows} run now)", *cases]))
     gate(found, fail_on, rows)
 
 
@@ -242,10 +241,13 @@ def _work(
     methods: tuple[str, ...],
     pairs: Sequence[Pair],
     worst_dir: str,
-) -> None:
-    """The campaign, then the search, on one executor (started only when there is work)."""
+) -> int | None:
+    """The campaign, then the search, on one executor (started only when there is work).
+
+    Returns the number of search cases written (None without a search).
+    """
     if not todo.items and not evaluations:
-        return
+        return None
     items = max(len(todo.items), SearchSpec.batch if evaluations else 0)
     with start(place, items) as executor:
         if todo.items:
@@ -270,5 +272,5 @@ def _work(
                     for c in found.worst
                 ]
             )
-            saved = _save_search(found, spec, spec.population, worst_dir)
-            console.print(f"wrote {len(saved)} search cases to {worst_dir}/search/", highlight=False)
+            return len(_save_search(found, spec, spec.population, worst_dir))
+    return None

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from rich.console import Console
 from rich.table import Table
 
+from peakopt.cli.messages import console
 from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
 from peakopt.oracle.columns import group_label, number, percent, reasons, summary_columns
 
@@ -66,15 +66,11 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
     return table
 
 
-def show(*tables: Table, note: str = "") -> None:
-    """Print tables (and a closing note) on stderr."""
-    console = Console(stderr=True)
-    if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
-        console.width = 200
+def show(*tables: Table) -> None:
+    """Print tables on stderr (nothing under ``--quiet``)."""
+    found = console()
     for table in tables:
-        console.print(table)
-    if note:
-        console.print(note, highlight=False)
+        found.print(table)
 
 
 def flatten(row: BaseModel) -> dict[str, Any]:

@@ -52,7 +52,8 @@ def run(*args: str) -> tuple[int, str, str]:
 # name -> (the command line for output OUT, the input it reads that can stand for OUT, suffix)
 Line = Callable[[dict[str, Path], str], list[str]]
 WRITERS: dict[str, tuple[Line, str, str]] = {
-    "solve": (lambda f, o: ["solve", str(f["suite"]), "-o", o], "suite", ".jsonl"),
+    # --fresh: a rerun of solve continues a reference file, and OLD is not one (test_campaign_jsonl)
+    "solve": (lambda f, o: ["solve", str(f["suite"]), "-o", o, "--fresh"], "suite", ".jsonl"),
     "schedule": (lambda f, o: ["schedule", str(f["suite"]), "-m", "asap", "-o", o], "suite", ".jsonl"),
     "score": (lambda f, o: ["score", str(f["suite"]), "-s", str(f["answers"]), "-o", o], "answers", ".jsonl"),
     "plan-score": (
@@ -81,7 +82,7 @@ WRITERS: dict[str, tuple[Line, str, str]] = {
     ),
     "report": (lambda f, o: ["report", str(f["scores"]), "-o", o], "scores", ".html"),
     "plot": (
-        lambda f, o: ["plot", str(f["suite"]), "--schedule", str(f["answers"]), "-o", o],
+        lambda f, o: ["plot", str(f["suite"]), "--schedules", str(f["answers"]), "-o", o],
         "answers",
         ".png",
     ),
