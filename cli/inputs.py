@@ -47,7 +47,7 @@ def validate(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bo
     A directory means every input file in it (.json, .jsonl, .ndjson, .sm,
     .rcp), in sorted order. Exits 1 when any file is bad.
 
-    Example: peakopt validate bundled:refund ../shared/psplib/j30/*.sm
+    Example: peakopt validate bundled:refund ../shared/psplib/j30/
     """
     failed = 0
     for given in paths:

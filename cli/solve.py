@@ -175,7 +175,7 @@ def solve_command(
     Solves run in local processes (--jobs) or on a Dask cluster
     (--dask-local N starts one here, --scheduler joins a running one).
 
-    Example: peakopt solve ../shared/psplib/j30/*.sm --jobs 2 -o j30.refs.jsonl
+    Example: peakopt solve ../shared/psplib/j30/ --jobs 2 -o j30.refs.jsonl
     """
     if output is not None and as_json:
         raise click.UsageError("give -o/--output or --json, not both")
