@@ -112,7 +112,10 @@ class RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         """The task's speed, or a dash before there is one."""
         speed = task.finished_speed or task.speed
-        return Text("-" if speed is None else f"{speed:,.0f} {self.unit}/s")
+        if speed is None:
+            return Text("-")
+        # slow items (solves) need their decimals, fast ones (rows) their thousands
+        return Text(f"{speed:,.0f} {self.unit}/s" if speed >= 10 else f"{speed:.2g} {self.unit}/s")
 
 
 def progress_bar(console: Console, label: str, unit: str) -> Progress:

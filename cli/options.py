@@ -123,6 +123,23 @@ class Renamed(click.Option):
         option.process = warned
 
 
+def split_names(values: Sequence[str]) -> tuple[str, ...]:
+    """The names of a repeatable option whose values may be comma-separated (``-m a,b -m c``).
+
+    Each name once, in the order first given; blanks dropped. Every list option
+    (``--method``, ``--redo``, ``--by``) is read by this one function.
+    """
+    return tuple(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))
+
+
+def method_list(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """Callback of a ``--method`` option: its names by :func:`split_names` (a usage error if only commas)."""
+    names = split_names(value)
+    if value and not names:
+        raise click.BadParameter("name at least one method")
+    return names
+
+
 #: Other names of a ``--by`` field: ``stress`` and ``report`` called the rows' source their method.
 BY_ALIASES = {"method": "source"}
 
@@ -141,7 +158,7 @@ def by_option(known: Sequence[str], help_text: str, *, first: str | None = None)
     """
 
     def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-        keys = [BY_ALIASES.get(k.strip(), k.strip()) for k in value.split(",") if k.strip()]
+        keys = [BY_ALIASES.get(k, k) for k in split_names([value])]
         wrong = [k for k in keys if k not in known]
         if wrong:
             also = ", ".join(f"{alias} for {name}" for alias, name in BY_ALIASES.items() if name in known)

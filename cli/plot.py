@@ -10,7 +10,7 @@ import click
 from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.messages import quiet_option, wrote
-from peakopt.cli.options import Renamed, seed_option
+from peakopt.cli.options import Renamed, seed_option, split_names
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references
 from peakopt.cli.targets import targets
@@ -106,7 +106,7 @@ def _collect(
     schedules: list[Schedule] = []
     for kind in ctx.meta.get(ORDER, []):
         if kind == "methods":
-            for name in (n.strip() for value in options["methods"] for n in value.split(",") if n.strip()):
+            for name in split_names(options["methods"]):
                 try:
                     schedules.append(run(workflow, machine, name, seed=options["seed"]))
                 except MethodError as exc:

@@ -19,7 +19,7 @@ from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import show, to_csv, to_json
+from peakopt.cli.tables import check_formats, emit, format_options, show
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
@@ -112,16 +112,16 @@ def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
     return table
 
 
-def emit(
+def summary_options(func: F) -> F:
+    """``--json`` and ``--csv`` of the per-method summary (``report`` and ``stress``)."""
+    return format_options("the summaries", stream=False)(func)
+
+
+def show_summaries(
     found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str, rows: Sequence[ScoreRow] = ()
 ) -> None:
     """The table (and the failed runs' reasons) on stderr; the summaries as JSON or CSV on stdout."""
-    if as_json and as_csv:
-        raise click.UsageError("--json and --csv are exclusive")
-    if as_json:
-        click.echo(to_json(found))
-    elif as_csv:
-        click.echo(to_csv(found), nl=False)
+    emit(found, as_json, as_csv, stream=False)
     reasons = errors_table(rows)
     show(report_table(found, title), *([reasons] if reasons else []))
 
@@ -165,8 +165,7 @@ def fail_on_option(func: F) -> F:
 @click.command("report")
 @click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl")
 @by_sources(f"Also group by these comma-separated fields ({','.join(BY_FIELDS[1:])}).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON document (a list).")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the summaries as CSV.")
+@summary_options
 @click.option(
     "-o", "--output", metavar="REPORT.html", help=f"Also write a self-contained HTML report. {REPLACES}"
 )
@@ -220,12 +219,13 @@ def report(
 
     Example: peakopt report results.sqlite --by method,tier -o report.html
     """
+    check_formats(as_json, as_csv)
     out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
     rows = read_rows(path)
     # the inputs of the drawings are read (and the references checked) before anything is printed
     drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)
-    emit(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
+    show_summaries(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 

@@ -13,12 +13,14 @@ from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.tables import (
+    check_formats,
     correlation_table,
     dump_rows,
+    emit,
+    format_options,
     plan_table,
     score_table,
     show,
-    to_csv,
 )
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
@@ -50,26 +52,19 @@ def outputs(func: F) -> F:
         metavar="SCORES.jsonl",
         help=f"Write the per-record scores as JSON Lines. {REPLACES}",
     )(func)
-    func = click.option("--csv", "as_csv", is_flag=True, help="Print the per-record scores as CSV.")(func)
-    return click.option(
-        "--json", "as_json", is_flag=True, help="Print the per-record scores on stdout (JSON Lines)."
-    )(func)
+    return format_options("the per-record scores", stream=True)(func)
 
 
 def _claim(output: str | None, as_json: bool, as_csv: bool, inputs: Sequence[str | None]) -> Output | None:
     """Check the output options, and the -o file, before any work."""
-    if as_json and as_csv:
-        raise click.UsageError("--json and --csv are exclusive")
+    check_formats(as_json, as_csv)
     return claim(output, [i for i in inputs if i])
 
 
 def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, out: Output | None) -> None:
     if out is not None:
         out.write_text(to_jsonl(dump_rows(rows)))
-    if as_json:
-        click.echo(to_jsonl(dump_rows(rows)), nl=False)
-    elif as_csv:
-        click.echo(to_csv(rows), nl=False)
+    emit(rows, as_json, as_csv, stream=True)
 
 
 def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> None:

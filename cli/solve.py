@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from peakopt.campaign.executors import Executor, Where
@@ -15,7 +15,7 @@ from peakopt.campaign.jsonl import JsonLinesReferences
 from peakopt.campaign.runner import run
 from peakopt.campaign.solves import SOLVES, Job, Sink
 from peakopt.campaign.solves import jobs as solve_jobs
-from peakopt.cli.cluster import executor_options, solve_options, start, where
+from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
@@ -29,18 +29,6 @@ from peakopt.solver import BACKENDS
 LONG_SOLVE = 2.0
 
 
-def _progress_bar(console: Console) -> Progress:
-    return Progress(
-        TextColumn("[bold]solve"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=False,
-    )
-
-
 def _describe(job: Job, incumbent: float | None, bound: float) -> str:
     best = "none yet" if incumbent is None else f"{incumbent:g}"
     return f"{job.workflow.id} × {job.machine.name}: makespan {best}, bound {bound:g}"
@@ -50,7 +38,7 @@ def solve_all(todo: list[Job], executor: Executor, sink: Sink, console: Console)
     """Solve the jobs on the executor, each record written as it finishes, under a progress bar."""
     seen: dict[int, float] = {}
     running = {job.index: job for job in todo}
-    with _progress_bar(console) as bar:
+    with progress_bar(console, "solve", "solves") as bar:
         task = bar.add_task("", total=len(todo))
 
         def finished(job: Job, result: SolveResult) -> None:
@@ -177,8 +165,6 @@ def solve_command(
 
     Example: peakopt solve ../shared/psplib/j30/ --jobs 2 -o j30.refs.jsonl
     """
-    if output is not None and as_json:
-        raise click.UsageError("give -o/--output or --json, not both")
     for flag, given in (("--resume", resume), ("--fresh", fresh)):
         if given and output is None:
             raise click.UsageError(f"{flag} needs -o/--output")

@@ -20,21 +20,11 @@ from peakopt.cli.cluster import executor_options, progress_bar, solve_options, s
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import COUNT, seconds_option, seed_option
+from peakopt.cli.options import COUNT, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
-from peakopt.cli.report import by_sources, emit, fail_on_option, gate, summaries
+from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
+from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
-
-
-def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    names = [n.strip() for v in value for n in v.split(",") if n.strip()]
-    if not names:
-        raise click.BadParameter("name at least one method")
-    return tuple(dict.fromkeys(names))
-
-
-def _methods_or_none(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    return _methods(ctx, param, value) if value else ()
 
 
 def _resuming(todo: Plan, db: str) -> str:
@@ -109,7 +99,7 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
     "methods",
     multiple=True,
     required=True,
-    callback=_methods,
+    callback=method_list,
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
 @solve_options(per="per optimum (workflow × machine)")
@@ -130,14 +120,13 @@ def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: st
 @click.option(
     "--redo",
     multiple=True,
-    callback=_methods_or_none,
+    callback=method_list,
     metavar="METHOD",
     help="Run this method's rows again even where the store has them (repeatable; "
     "the other methods' rows and the optima are kept).",
 )
 @by_sources("Also group the summary by these comma-separated fields (tier,machine,workflow).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON document (a list).")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the summary as CSV.")
+@summary_options
 @click.option("--worst", type=COUNT, metavar="K", help="Export each method's K worst instances.")
 @click.option(
     "--worst-dir",
@@ -193,6 +182,7 @@ def stress(
     unknown = [m for m in redo if m not in methods]
     if unknown:
         raise click.UsageError(f"--redo {', '.join(unknown)}: not among the --method names")
+    check_formats(as_json, as_csv)
     place = where(jobs, dask_local, scheduler)
     if worst or search:
         inputs = [*paths, *machines, *([reference] if reference else [])]
@@ -225,7 +215,7 @@ def stress(
         raise
     store.close()
     found = summaries(rows, by)
-    emit(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    show_summaries(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
     wrote(db, "; ".join([f"{plural(len(rows), 'row')} ({todo.rows} run now)", *cases]))
     gate(found, fail_on, rows)
 

@@ -118,16 +118,27 @@ def complete(words: str, env: dict[str, str] | None = None) -> list[str]:
     return [line.split(",", 1)[1] for line in result.stdout.splitlines()]
 
 
-def test_the_completion_script_is_there() -> None:
-    result = CliRunner().invoke(cli, [], env={"_PEAKOPT_COMPLETE": "bash_source"}, prog_name="peakopt")
+@pytest.mark.parametrize(
+    ("shell", "says"),
+    [
+        ("bash", "complete -o nosort -F"),
+        ("zsh", "compdef _peakopt_completion peakopt"),
+        ("fish", "complete --no-files --command peakopt"),
+    ],
+)
+def test_the_completion_script_is_there(shell: str, says: str) -> None:
+    # what the docs tell users to run: eval "$(_PEAKOPT_COMPLETE=bash_source peakopt)"
+    result = CliRunner().invoke(cli, [], env={"_PEAKOPT_COMPLETE": f"{shell}_source"}, prog_name="peakopt")
     assert result.exit_code == 0
-    assert "_PEAKOPT_COMPLETE=bash_complete" in result.stdout and "complete -o nosort -F" in result.stdout
+    assert f"_PEAKOPT_COMPLETE={shell}_complete" in result.stdout and says in result.stdout
 
 
 def test_completion_of_command_names_and_options() -> None:
     assert complete("peakopt s") == ["schema", "solve", "schedule", "score", "stress"]
     assert "--time-limit" in complete("peakopt solve --ti")
     assert complete("peakopt --") == ["--version", "--help"]
+    assert complete("peakopt plot bundled:refund --sch") == ["--schedules"]  # not the hidden old spelling
+    assert "--quiet" in complete("peakopt validate --")
 
 
 def test_completing_command_names_imports_no_command(tmp_path: Path) -> None:

@@ -282,3 +282,17 @@ def test_an_interrupted_command_leaves_the_old_file_byte_for_byte(tmp_path: Path
 def test_every_writer_says_in_its_help_what_happens_to_an_existing_file(name: str) -> None:
     text = " ".join(CliRunner().invoke(cli, [name, "--help"]).output.split())
     assert "in one step" in text, text
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_a_writer_ends_with_one_line_saying_what_it_wrote_where(
+    tmp_path: Path, files: dict[str, Path], name: str
+) -> None:
+    line, _, suffix = WRITERS[name]
+    target = tmp_path / f"out{suffix}"
+    code, _, err = run(*line(files, str(target)))
+    assert code == 0, err
+    said = [text for text in err.splitlines() if text.startswith("wrote ")]
+    assert said == [err.splitlines()[-1]] and said[0].startswith(f"wrote {target}: "), err
+    code, _, err = run(*line(files, str(target)), "--quiet")
+    assert code == 0 and "wrote " not in err, err

@@ -109,7 +109,6 @@ def test_unconstrained_resource_warns_once(tmp_path: Path) -> None:
         ["--resume"],
         ["--fresh"],
         ["--resume", "--fresh", "-o", "x.jsonl"],
-        ["--json", "-o", "x.jsonl"],
     ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
