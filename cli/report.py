@@ -217,7 +217,7 @@ def report(
     A store is opened read-only and never written. --fail-on makes the command
     exit 1 when a group of the summary crosses a threshold (for CI).
 
-    Example: peakopt report results.sqlite --by method,tier -o report.html
+    Example: peakopt report results.sqlite --by tier -o report.html
     """
     check_formats(as_json, as_csv)
     out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
