@@ -1,7 +1,7 @@
-"""Generation speed: the default suite (target < 10 s) and 10,000-task stress workflows (target < 5 s).
+"""Generation speed: the default suite (target < 10 s) and 10,000-task large workflows (target < 5 s).
 
 Run with ``python -m pytest benchmarks/test_generate_bench.py``; each timed call is
-checked afterwards (the default suite byte for byte, the stress shapes).
+checked afterwards (the default suite byte for byte, the large shapes).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from peakopt.instances import StressSpec, bundled, generate_suite, prompt_records, stress_suite
+from peakopt.instances import LargeSpec, bundled, generate_suite, large_suite, prompt_records
 from peakopt.instances.compact import compact_json
 from peakopt.models import Suite
 
@@ -22,9 +22,9 @@ def test_default_suite(benchmark: Any) -> None:
 
 
 @pytest.mark.parametrize("kind", ["layered", "rcpsp"])
-def test_stress_10000_tasks(benchmark: Any, kind: str) -> None:
+def test_large_10000_tasks(benchmark: Any, kind: str) -> None:
     suite: Suite = benchmark.pedantic(
-        lambda: stress_suite(StressSpec(kind=kind, tasks=10_000)), rounds=3, iterations=1
+        lambda: large_suite(LargeSpec(kind=kind, tasks=10_000)), rounds=3, iterations=1
     )
     (workflow,) = suite.workflows
     assert len(workflow.tasks) == 10_000

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from peakopt.campaign.executors import Executor
-from peakopt.campaign.runner import run
+from peakopt.campaign.runner import run_work
 from peakopt.campaign.store import content_hash
 from peakopt.campaign.stress import CAMPAIGN, Done, Item, Settings, auto_chunk
 from peakopt.instances.native import dump
@@ -73,7 +73,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class SearchSpec:
+class AdversarialSpec:
     """What to search for and how long.
 
     Parameters
@@ -101,7 +101,7 @@ class SearchSpec:
 
 
 @dataclass
-class SearchResult:
+class AdversarialResult:
     """The worst instances found (worst first) and the worst gap after each generation."""
 
     worst: list[Candidate]
@@ -139,7 +139,7 @@ def _change_demand(tasks: list[dict[str, Any]], rng: random.Random, machine: Mac
 
 
 def _add_edge(tasks: list[dict[str, Any]], rng: random.Random, machine: Machine) -> str:
-    order = _topological(tasks)
+    order = Workflow.model_validate({"id": "mutated", "tasks": tasks}).topological_order
     pairs = [
         (a, b)
         for i, a in enumerate(order)
@@ -159,26 +159,8 @@ def _drop_edge(tasks: list[dict[str, Any]], rng: random.Random, machine: Machine
         return _scale_duration(tasks, rng, machine)
     task, pred = rng.choice(edges)
     task["depends_on"] = [p for p in task["depends_on"] if p != pred]
+    task.pop("call", None)  # its call may name the dropped input's output, which it no longer waits for
     return f"drop {pred} -> {task['id']}"
-
-
-def _topological(tasks: list[dict[str, Any]]) -> list[int]:
-    """Task positions in an order where every predecessor comes first."""
-    index = {t["id"]: i for i, t in enumerate(tasks)}
-    placed: list[int] = []
-    seen: set[int] = set()
-
-    def visit(i: int) -> None:
-        if i in seen:
-            return
-        seen.add(i)
-        for pred in tasks[i].get("depends_on", []):
-            visit(index[pred])
-        placed.append(i)
-
-    for i in range(len(tasks)):
-        visit(i)
-    return placed
 
 
 _OPERATORS: dict[str, Callable[[list[dict[str, Any]], random.Random, Machine], str]] = {
@@ -201,7 +183,7 @@ def mutate(
     return Workflow.model_validate(document), tuple(done)
 
 
-def _item(workflow: Workflow, machine: Machine, spec: SearchSpec) -> Item:
+def _item(workflow: Workflow, machine: Machine, spec: AdversarialSpec) -> Item:
     return Item(
         content_hash(workflow), content_hash(machine), workflow, machine, (spec.method,), spec.settings
     )
@@ -222,7 +204,7 @@ def _run(executor: Executor, items: list[Item], chunk: int) -> dict[int, Done]:
     def keep(item: Item, done: Done) -> None:
         found[id(item)] = done
 
-    for _ in run(executor, CAMPAIGN, items, keep, chunk=chunk):
+    for _ in run_work(executor, CAMPAIGN, items, keep, chunk=chunk):
         pass
     return found
 
@@ -236,12 +218,12 @@ def _base(workflow_id: str) -> str:
     return workflow_id.split("~", 1)[0]
 
 
-def search(
+def adversarial_search(
     executor: Executor,
     start: Sequence[Candidate],
-    spec: SearchSpec,
+    spec: AdversarialSpec,
     progress: Callable[[int, float], None] | None = None,
-) -> SearchResult:
+) -> AdversarialResult:
     """Search for instances on which ``spec.method`` is farthest from the optimum.
 
     Parameters
@@ -257,7 +239,7 @@ def search(
 
     Returns
     -------
-    SearchResult
+    AdversarialResult
         The final population, worst first, and the worst gap after each generation.
     """
     if not start:
@@ -286,7 +268,7 @@ def search(
         history.append(population[0].fitness)
         if progress is not None:
             progress(judged, population[0].fitness)
-    return SearchResult(population, history)
+    return AdversarialResult(population, history)
 
 
 def _select(candidates: list[Candidate], size: int) -> list[Candidate]:

@@ -3,7 +3,7 @@
 ``peakopt solve`` and ``peakopt stress`` hand their work to :func:`run_items`
 with an :class:`Executor` from :func:`open_executor`. Work goes out in chunks
 (several items per task, so that a cluster's per-task overhead does not
-dominate short items) and comes back as one :class:`Outcome` per item.
+dominate short items) and comes back as one :class:`ItemOutcome` per item.
 
 Failures never stop a run:
 
@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from peakopt.campaign.dask_pool import dask_pool
 from peakopt.campaign.limits import describe
-from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, report
+from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, send_to_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,11 +56,11 @@ __all__ = [
     "STARTUP",
     "Executor",
     "ExecutorError",
-    "Outcome",
+    "ItemOutcome",
     "Where",
     "open_executor",
-    "report",
     "run_items",
+    "send_to_parent",
     "solve_deadline",
 ]
 
@@ -125,7 +125,7 @@ def default_jobs() -> int:
 
 
 @dataclass(frozen=True)
-class Outcome(Generic[T, R]):
+class ItemOutcome(Generic[T, R]):
     """What became of one item: its value, or why there is none."""
 
     item: T
@@ -146,7 +146,7 @@ class Executor:
         return self.pool.slots
 
     def messages(self) -> list[Any]:
-        """Everything workers sent with :func:`report` since the last call (local processes only)."""
+        """Everything workers sent with :func:`send_to_parent` since the last call (local processes only)."""
         return self.pool.messages()
 
     def close(self, now: bool = False) -> None:
@@ -229,8 +229,8 @@ def run_items(
     grace: float = GRACE,
     startup: float = STARTUP,
     tick: Callable[[], None] | None = None,
-) -> Iterator[Outcome[T, R]]:
-    """Run ``func`` on every item; yield each :class:`Outcome` as its chunk completes.
+) -> Iterator[ItemOutcome[T, R]]:
+    """Run ``func`` on every item; yield each :class:`ItemOutcome` as its chunk completes.
 
     Parameters
     ----------
@@ -276,7 +276,7 @@ def run_items(
                 yield from _lost(flight, str(exc), alone)
                 continue
             for item, (value, error) in zip(flight.chunk, values, strict=True):
-                yield Outcome(item, value, error)
+                yield ItemOutcome(item, value, error)
         now = time.monotonic()
         overdue = [h for h, f in flying.items() if f.due < now]
         if overdue:
@@ -316,9 +316,9 @@ def _launch(
         flying[handle] = _Flight(batch, limit, time.monotonic() + limit + wait, single)
 
 
-def _lost(flight: _Flight[T], why: str, alone: deque[T]) -> Iterator[Outcome[T, Any]]:
+def _lost(flight: _Flight[T], why: str, alone: deque[T]) -> Iterator[ItemOutcome[T, Any]]:
     """A lost chunk: an item that was alone is the culprit; others are run again alone."""
     if flight.alone:
-        yield Outcome(flight.chunk[0], None, f"worker lost: {why}")
+        yield ItemOutcome(flight.chunk[0], None, f"worker lost: {why}")
     else:
         alone.extend(flight.chunk)

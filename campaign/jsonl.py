@@ -23,7 +23,7 @@ from typing import Protocol, TextIO
 
 from pydantic import ValidationError
 
-from peakopt.campaign.references import Key, ReferenceStore
+from peakopt.campaign.references import PairKey, ReferenceStore
 from peakopt.instances.errors import OutputError
 from peakopt.instances.native import file_mode, write_atomic
 from peakopt.models import Machine, SolveResult, Workflow
@@ -80,14 +80,14 @@ class JsonLinesReferences(ReferenceStore):
     def __init__(self, out: Destination, resume: bool, warn: Callable[[str], None]) -> None:
         self.out = out
         self.special = out.special
-        self._known: dict[Key, SolveResult] = {}
+        self._known: dict[PairKey, SolveResult] = {}
         if self.special:  # a device (/dev/null): written straight, nothing to carry over
             self.handle: TextIO = out.target.open("w", encoding="utf-8")
             return
         partial = out.partial
         if partial.exists() and not partial.is_file():
             raise OutputError(out.option, out.path, f"{partial} is in the way and is not a file")
-        kept: dict[Key, tuple[str, SolveResult]] = {}
+        kept: dict[PairKey, tuple[str, SolveResult]] = {}
         if resume:
             for source in (out.target, partial):  # the side file's records are the newer ones
                 kept.update(read_done(source, warn))
@@ -96,11 +96,11 @@ class JsonLinesReferences(ReferenceStore):
         write_atomic(partial, "".join(line for line, _ in kept.values()))
         self.handle = partial.open("a", encoding="utf-8")
 
-    def key(self, workflow: Workflow, machine: Machine) -> Key:
+    def key(self, workflow: Workflow, machine: Machine) -> PairKey:
         """The workflow id and the machine name, as the records name them."""
         return workflow.id, machine.name
 
-    def known(self) -> Mapping[Key, SolveResult]:
+    def known(self) -> Mapping[PairKey, SolveResult]:
         """The records carried over from the files resumed from, and those added since."""
         return self._known
 
@@ -130,7 +130,7 @@ class JsonLinesReferences(ReferenceStore):
             self.out.partial.replace(self.out.target)
 
 
-def read_done(path: Path, warn: Callable[[str], None]) -> dict[Key, tuple[str, SolveResult]]:
+def read_done(path: Path, warn: Callable[[str], None]) -> dict[PairKey, tuple[str, SolveResult]]:
     """The complete records of a records file, by (workflow, machine), with their lines as they are.
 
     Raises
@@ -146,7 +146,7 @@ def read_done(path: Path, warn: Callable[[str], None]) -> dict[Key, tuple[str, S
     except UnicodeDecodeError:
         raise _not_references(path, "it is not UTF-8 text") from None
     lines = text.splitlines(keepends=True)
-    found: dict[Key, tuple[str, SolveResult]] = {}
+    found: dict[PairKey, tuple[str, SolveResult]] = {}
     damaged = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():

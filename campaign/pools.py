@@ -28,7 +28,7 @@ from typing import Any
 #: Exit code of a worker that ended itself at an item's hard limit.
 HUNG = 86
 
-#: Set in each local worker process: where :func:`report` sends messages.
+#: Set in each local worker process: where :func:`send_to_parent` sends messages.
 _QUEUE: Queue[Any] | None = None
 
 #: Set in each local worker process: where a chunk says that it starts (see :func:`_announced`).
@@ -42,7 +42,7 @@ class Lost(Exception):
     """A chunk's worker died or was stopped before the chunk finished."""
 
 
-def report(message: Any) -> None:
+def send_to_parent(message: Any) -> None:
     """Send ``message`` from a worker to the parent (local processes; dropped on Dask)."""
     if _QUEUE is not None:
         _QUEUE.put(message)
@@ -153,7 +153,7 @@ class Pool(ABC):
         """Stop the workers running ``overdue``; return every handle lost with them."""
 
     def messages(self) -> list[Any]:
-        """Messages sent with :func:`report` since the last call."""
+        """Messages sent with :func:`send_to_parent` since the last call."""
         return []
 
     def started(self) -> list[Any]:

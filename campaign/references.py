@@ -24,18 +24,18 @@ from peakopt.models import Machine, SolveResult, Workflow, content_hash
 from peakopt.oracle import check_references
 
 #: How a home names one workflow × machine.
-Key = tuple[str, str]
+PairKey = tuple[str, str]
 
 
 class References(ABC):
     """Reference results to look up by workflow × machine."""
 
     @abstractmethod
-    def key(self, workflow: Workflow, machine: Machine) -> Key:
+    def key(self, workflow: Workflow, machine: Machine) -> PairKey:
         """How this home names the pair."""
 
     @abstractmethod
-    def known(self) -> Mapping[Key, SolveResult]:
+    def known(self) -> Mapping[PairKey, SolveResult]:
         """Every reference held, by :meth:`key`."""
 
     def get(self, workflow: Workflow, machine: Machine) -> SolveResult | None:
@@ -76,7 +76,7 @@ class StoreReferences(ReferenceStore):
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._known: dict[Key, SolveResult] | None = None
+        self._known: dict[PairKey, SolveResult] | None = None
         # each workflow's hash once (hashing a large workflow takes a while); the model is kept
         # with it, so that its id() is not reused by another one meanwhile
         self._hashes: dict[int, tuple[Workflow | Machine, str]] = {}
@@ -87,11 +87,11 @@ class StoreReferences(ReferenceStore):
             found = self._hashes[id(model)] = (model, content_hash(model))
         return found[1]
 
-    def key(self, workflow: Workflow, machine: Machine) -> Key:
+    def key(self, workflow: Workflow, machine: Machine) -> PairKey:
         """The content hashes of the workflow and the machine."""
         return self._hash(workflow), self._hash(machine)
 
-    def known(self) -> Mapping[Key, SolveResult]:
+    def known(self) -> Mapping[PairKey, SolveResult]:
         """The references of the store, read once, and those added since."""
         if self._known is None:
             self._known = self.store.references()
@@ -131,10 +131,10 @@ class ReferenceFile(References):
             for (workflow, machine), result in check_references(path, reference_lines(path), pairs).items()
         }
 
-    def key(self, workflow: Workflow, machine: Machine) -> Key:
+    def key(self, workflow: Workflow, machine: Machine) -> PairKey:
         """The workflow id and the machine name, as the file names them."""
         return workflow.id, machine.name
 
-    def known(self) -> Mapping[Key, SolveResult]:
+    def known(self) -> Mapping[PairKey, SolveResult]:
         """Every reference of the file, by workflow id and machine name."""
         return self._known

@@ -2,13 +2,13 @@
 
 A client says what its items are (:class:`Work`): the function a worker runs on
 one, its hard limit, the result of an item that gave none, and how to split an
-item lost with its worker. :func:`run` then runs them on an executor (local
+item lost with its worker. :func:`run_work` then runs them on an executor (local
 processes or Dask, see :mod:`peakopt.campaign.executors`), writes each result
 the moment it arrives — to a reference store, a results store — reports
 progress, and yields the result. A run killed at any moment has written every
 result that arrived; a resumed run is given the items its store does not hold
 yet (see :meth:`peakopt.campaign.references.References.has` and
-:func:`peakopt.campaign.stress.plan`).
+:func:`peakopt.campaign.stress.backlog`).
 
 Failures never stop a run: an item whose function raised, whose worker died or
 hung past its hard limit, gets the result :attr:`Work.failed` makes of the
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from peakopt.campaign.executors import Executor, Outcome, run_items
+from peakopt.campaign.executors import Executor, ItemOutcome, run_items
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,14 +53,14 @@ class Work(Generic[T, R]):
     failed: Callable[[T, str], R]
     split: Callable[[T], Sequence[T]] | None = None
 
-    def result(self, outcome: Outcome[T, R]) -> R:
+    def result(self, outcome: ItemOutcome[T, R]) -> R:
         """The outcome's value, or the item's failed result."""
         if outcome.value is not None:
             return outcome.value
         return self.failed(outcome.item, outcome.error or "no result")
 
 
-def run(
+def run_work(
     executor: Executor,
     work: Work[T, R],
     items: Sequence[T],
@@ -89,7 +89,7 @@ def run(
         Called with each item and its result once written.
     messages
         Called about five times a second with what workers sent meanwhile
-        (:func:`~peakopt.campaign.pools.report`; local processes only).
+        (:func:`~peakopt.campaign.pools.send_to_parent`; local processes only).
     """
     tick = None if messages is None else (lambda: messages(executor.messages()))
     retry: list[T] = []
@@ -105,7 +105,7 @@ def run(
 
 def _keep(
     work: Work[T, R],
-    outcome: Outcome[T, R],
+    outcome: ItemOutcome[T, R],
     write: Callable[[T, R], None] | None,
     progress: Callable[[T, R], None] | None,
 ) -> R:

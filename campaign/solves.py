@@ -1,9 +1,9 @@
-"""Reference solves: one :class:`Job` per workflow × machine, run by the one runner, kept in a store.
+"""Reference solves: one :class:`SolveItem` per workflow × machine, run by the one runner, kept in a store.
 
 ``peakopt solve`` is a thin client of this module: it reads the inputs, opens a
 :class:`~peakopt.campaign.references.ReferenceStore` (the ``-o`` file), and hands
-the jobs the store does not hold yet to :func:`peakopt.campaign.runner.run` with
-:data:`SOLVES`. :func:`run_job`, the function pickled to the workers, lives here so that
+the items the store does not hold yet to :func:`peakopt.campaign.runner.run_work` with
+:data:`SOLVES`. :func:`run_solve`, the function pickled to the workers, lives here so that
 a worker imports nothing of the command line.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from peakopt.campaign.executors import solve_deadline
 from peakopt.campaign.jsonl import record_line
-from peakopt.campaign.pools import report
+from peakopt.campaign.pools import send_to_parent
 from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
@@ -23,7 +23,7 @@ from peakopt.solver import solve
 
 
 @dataclass(frozen=True)
-class Job:
+class SolveItem:
     """One workflow × machine to solve, and its place in the run.
 
     Attributes
@@ -42,46 +42,46 @@ class Job:
     settings: dict[str, Any]
 
 
-def jobs(pairs: Iterable[tuple[Workflow, Machine]], settings: dict[str, Any]) -> list[Job]:
-    """One job per pair, numbered in order."""
-    return [Job(index, workflow, machine, settings) for index, (workflow, machine) in enumerate(pairs)]
+def solve_items(pairs: Iterable[tuple[Workflow, Machine]], settings: dict[str, Any]) -> list[SolveItem]:
+    """One item per pair, numbered in order."""
+    return [SolveItem(index, workflow, machine, settings) for index, (workflow, machine) in enumerate(pairs)]
 
 
-def run_job(job: Job) -> SolveResult:
-    """Solve one job in a worker; solver refusals become ``error`` records.
+def run_solve(item: SolveItem) -> SolveResult:
+    """Solve one item in a worker; solver refusals become ``error`` records.
 
     While the search runs, its incumbent and bound go to the parent as
-    ``(job index, incumbent, bound)`` messages (see :func:`peakopt.campaign.pools.report`).
+    ``(item index, incumbent, bound)`` messages (see :func:`peakopt.campaign.pools.send_to_parent`).
     """
 
     def progress(incumbent: float | None, bound: float) -> None:
-        report((job.index, incumbent, bound))
+        send_to_parent((item.index, incumbent, bound))
 
     try:
-        return solve(job.workflow, job.machine, progress=progress, **job.settings)
+        return solve(item.workflow, item.machine, progress=progress, **item.settings)
     except PeakoptError as exc:
-        return failed(job, str(exc))
+        return failed(item, str(exc))
 
 
-def failed(job: Job, message: str) -> SolveResult:
-    """The ``error`` record of a job."""
+def failed(item: SolveItem, message: str) -> SolveResult:
+    """The ``error`` record of an item."""
     return SolveResult(
-        workflow=job.workflow.id,
-        machine=job.machine.name,
+        workflow=item.workflow.id,
+        machine=item.machine.name,
         status="error",
-        solver=job.settings["backend"],
-        params=job.settings,
+        solver=item.settings["backend"],
+        params=item.settings,
         message=message,
     )
 
 
-def deadline(job: Job) -> float:
+def deadline(item: SolveItem) -> float:
     """Hard limit of one solve (seconds)."""
-    return solve_deadline(float(job.settings["time_limit"]))
+    return solve_deadline(float(item.settings["time_limit"]))
 
 
 #: What the runner runs for ``peakopt solve``: a lost or failed solve is an ``error`` record.
-SOLVES: Work[Job, SolveResult] = Work(run_job, deadline, failed)
+SOLVES: Work[SolveItem, SolveResult] = Work(run_solve, deadline, failed)
 
 
 class Sink:
@@ -100,10 +100,10 @@ class Sink:
         self.echo = echo
         self.written = 0
 
-    def write(self, job: Job, result: SolveResult) -> None:
+    def write(self, item: SolveItem, result: SolveResult) -> None:
         """Keep the record, then print it."""
         if self.store is not None:
-            self.store.add(job.workflow, job.machine, result)
+            self.store.add(item.workflow, item.machine, result)
         if self.echo is not None:
             self.echo(record_line(result))
         self.written += 1

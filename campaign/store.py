@@ -44,7 +44,7 @@ from peakopt.models import content_hash as content_hash
 from peakopt.oracle.rows import ScoreRow
 
 #: (instance hash, machine hash, method, params JSON): what identifies a result row.
-Key = tuple[str, str, str, str]
+ResultKey = tuple[str, str, str, str]
 
 
 def canonical(document: Any) -> str:
@@ -89,7 +89,7 @@ class Result:
     code: str = ""
 
     @property
-    def key(self) -> Key:
+    def key(self) -> ResultKey:
         """What identifies the row."""
         return self.instance, self.machine, self.method, self.params
 
@@ -168,7 +168,7 @@ class Store:
                 ((key, m.name, canonical(dump(m))) for key, m in machines),
             )
 
-    def finished(self) -> dict[Key, str]:
+    def finished(self) -> dict[ResultKey, str]:
         """The code identity of every result row present, by key."""
         found = self.db.execute("SELECT instance, machine, method, params, code FROM results")
         return {(i, m, method, p): code for i, m, method, p, code in found}
@@ -221,7 +221,7 @@ class Store:
             )
         self.write(references, [])
 
-    def score_rows(self, keys: set[Key] | None = None) -> list[ScoreRow]:
+    def score_rows(self, keys: set[ResultKey] | None = None) -> list[ScoreRow]:
         """Result rows as the oracle's :class:`ScoreRow` (``source`` = method), in write order.
 
         Parameters

@@ -1,6 +1,6 @@
 """Stress campaigns: every workflow × machine × method against the oracle's optimum.
 
-A campaign is planned in the parent (:func:`plan`): one :class:`Item` per
+A campaign's backlog is drawn up in the parent (:func:`backlog`): one :class:`Item` per
 workflow × machine that still has methods to run, carrying the reference
 result when it is already known (from the store or a references file).
 Workers (:func:`run_item`) compute the missing reference once — the optimum,
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.references import References, StoreReferences
-from peakopt.campaign.runner import Work, run
-from peakopt.campaign.store import Key, Result, Store, content_hash, params_text
+from peakopt.campaign.runner import Work, run_work
+from peakopt.campaign.store import Result, ResultKey, Store, content_hash, params_text
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.scoring import tier
@@ -77,7 +77,7 @@ class Item:
     codes: tuple[str, ...] = ()
 
     def code(self, method: str) -> str:
-        """The code identity of ``method``'s row, as the parent saw it when planning ("" if none)."""
+        """The code identity of ``method``'s row, as the parent saw it in the backlog ("" if none)."""
         return dict(zip(self.methods, self.codes, strict=False)).get(method, "")
 
     def only(self, method: str) -> Item:
@@ -215,7 +215,7 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Backlog:
     """What a campaign still has to do.
 
     Attributes
@@ -231,7 +231,7 @@ class Plan:
     """
 
     items: list[Item]
-    keys: set[Key]
+    keys: set[ResultKey]
     skipped: int
     stale: int = 0
 
@@ -241,14 +241,14 @@ class Plan:
         return sum(len(item.methods) for item in self.items)
 
 
-def plan(
+def backlog(
     pairs: Iterable[Pair],
     methods: Sequence[str],
     settings: Settings,
     store: Store,
     references: References | None = None,
     redo: Sequence[str] = (),
-) -> Plan:
+) -> Backlog:
     """Record the campaign's instances in the store and list what is left to run.
 
     Parameters
@@ -274,7 +274,7 @@ def plan(
     machines = {_machine_id(m): (content_hash(m), m) for p in pairs for m in p.machines}
     store.add_inputs(zip(hashes, (p.workflow for p in pairs), strict=True), machines.values())
     finished, stored = store.finished(), StoreReferences(store)
-    found = Plan([], set(), 0)
+    found = Backlog([], set(), 0)
     stale = 0
     for instance, pair in zip(hashes, pairs, strict=True):
         for machine in pair.machines:
@@ -325,7 +325,7 @@ def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chu
             references.add(item.workflow, item.machine, done.reference)
         store.write([], done.results)
 
-    return run(executor, CAMPAIGN, items, write, chunk=chunk)
+    return run_work(executor, CAMPAIGN, items, write, chunk=chunk)
 
 
 def auto_chunk(items: int, slots: int) -> int:

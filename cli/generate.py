@@ -20,11 +20,11 @@ from peakopt.instances import InputError, read_text, write_atomic
 from peakopt.instances.catalog import Catalog, parse_catalog
 from peakopt.instances.compact import compact_json
 from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite
+from peakopt.instances.large import KINDS, LargeSpec, large_suite
 from peakopt.instances.native import to_jsonl
-from peakopt.instances.prompts import SETTINGS, prompt_records
-from peakopt.instances.stress import KINDS, StressSpec, stress_suite
+from peakopt.instances.prompts import SETTINGS, TASKS, plan_prompt_record, prompt_records
 from peakopt.models import Suite
-from peakopt.oracle.columns import figure
+from peakopt.plots.columns import figure
 
 SUITE_FILE = "suite.json"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -150,7 +150,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
     catalog = _catalog(options["catalog_path"])
     made, target = [], None
     for i in range(count):
-        spec = StressSpec(
+        spec = LargeSpec(
             kind=str(options["kind"]),
             tasks=tasks,
             width=None if options["width"] is None else int(options["width"]),
@@ -160,48 +160,14 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
             factor=options["factor"],
             seed=int(options["seed"]) + i,
         )
-        made.append(stress_suite(spec, catalog))
+        made.append(large_suite(spec, catalog))
         target = _emit(made[-1], out, spec.name)
     if target is not None:
         where = target if count == 1 else f"{plural(count, 'file')} in {out.path if out else ''}/"
         wrote(where, summary(*made))
 
 
-@click.command()
-@click.argument("paths", nargs=-1, required=True, metavar="SUITE...")
-@click.option(
-    "--setting",
-    type=click.Choice(SETTINGS),
-    default="rasc",
-    show_default=True,
-    help="rasc: with resource costs; no-profile: structure only.",
-)
-@click.option("--machine", "machines", multiple=True, help="Only these machine profiles (repeatable).")
-@click.option(
-    "-o", "--output", metavar="PROMPTS.jsonl", help=f"JSON Lines file to write. Default: stdout. {REPLACES}"
-)
-@input_options
-@quiet_option
-def prompt(
-    paths: tuple[str, ...],
-    setting: str,
-    machines: tuple[str, ...],
-    output: str | None,
-    fmt: str | None,
-    cpu: str,
-    keep_dummies: bool,
-) -> None:
-    """Write LLM scheduling prompts: one JSON record per workflow × machine.
-
-    Each record holds workflow, machine, setting, tier, the prompt text, the
-    context (PeakBench RASC or structure only) and the answer's JSON Schema.
-    Send each prompt to a model and keep {"workflow", "machine", "source",
-    "response"} records for peakopt score.
-
-    Example: peakopt prompt bundled:default --setting rasc -o prompts.jsonl
-    """
-    out = claim(output, paths)
-    scopes = Scopes.read(paths, fmt, cpu, keep_dummies)
+def _schedule_records(scopes: Scopes, setting: str, machines: tuple[str, ...]) -> list[dict[str, Any]]:
     known = {m.name for suite in scopes.suites for m in suite.machines}
     for name in machines:
         if name not in known:
@@ -216,12 +182,75 @@ def prompt(
         if machines and not chosen:
             continue  # --machine names none of the machines this file's workflows run on
         records.extend(prompt_records(suite, setting, chosen or None))
+    return records
+
+
+def _plan_records(scopes: Scopes) -> list[dict[str, Any]]:
+    records = []
+    for path, suite in scopes.files:
+        for workflow in suite.workflows:
+            try:
+                records.append(plan_prompt_record(workflow))
+            except ValueError as exc:
+                raise InputError(path, f"workflow {workflow.id!r}", str(exc)) from None
+    return records
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, metavar="SUITE...")
+@click.option(
+    "--task",
+    type=click.Choice(TASKS),
+    default="schedule",
+    show_default=True,
+    help="schedule: start times on a machine; plan: the dependency structure, read from the tool calls.",
+)
+@click.option(
+    "--setting",
+    type=click.Choice(SETTINGS),
+    help="What a schedule prompt's context gives (default rasc): rasc (durations, CPU, memory and "
+    "capacities), durations, cpu, memory, cpu-memory, or no-profile (structure only).",
+)
+@click.option("--machine", "machines", multiple=True, help="Only these machine profiles (repeatable).")
+@click.option(
+    "-o", "--output", metavar="PROMPTS.jsonl", help=f"JSON Lines file to write. Default: stdout. {REPLACES}"
+)
+@input_options
+@quiet_option
+def prompt(
+    paths: tuple[str, ...],
+    task: str,
+    setting: str | None,
+    machines: tuple[str, ...],
+    output: str | None,
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+) -> None:
+    """Write LLM prompts: scheduling (per workflow × machine) or planning (per workflow).
+
+    A scheduling record holds workflow, machine, task, setting, tier, the
+    prompt text, the context (of the setting) and the answer's JSON Schema;
+    keep {"workflow", "machine", "source", "setting", "response"} answers for
+    peakopt score. A planning record (--task plan) gives the user's request
+    and every step's tool call instead of the dependencies; keep {"workflow",
+    "source", "response"} answers for peakopt plan-score.
+
+    Example: peakopt prompt bundled:default --setting durations -o prompts.jsonl
+    """
+    if task == "plan" and (setting or machines):
+        raise click.UsageError("--setting and --machine apply to --task schedule; a plan prompt has neither")
+    out = claim(output, paths)
+    scopes = Scopes.read(paths, fmt, cpu, keep_dummies)
+    setting = setting or "rasc"
+    records = _plan_records(scopes) if task == "plan" else _schedule_records(scopes, setting, machines)
     text = to_jsonl(records)
     if out is None:
         click.echo(text, nl=False)
     else:
         out.write_text(text)
-    what = f"{plural(len(records), 'prompt')} ({setting}) for {summary(*scopes.suites)}"
+    kind = "plan" if task == "plan" else setting
+    what = f"{plural(len(records), 'prompt')} ({kind}) for {summary(*scopes.suites)}"
     if output is None:
         note(what)
     else:

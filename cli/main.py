@@ -45,7 +45,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "prompt": Entry(
         "peakopt.cli.generate:prompt",
-        "Write LLM scheduling prompts: one JSON record per workflow × machine.",
+        "Write LLM prompts: scheduling (per workflow × machine) or planning (per workflow).",
     ),
     "solve": Entry(
         "peakopt.cli.solve:solve_command",
@@ -59,7 +59,7 @@ COMMANDS: dict[str, Entry] = {
         "Score schedules or raw LLM responses against the oracle (and references).",
     ),
     "plan-score": Entry(
-        "peakopt.cli.score:plan_score",
+        "peakopt.cli.score:plan_score_command",
         "Score predicted dependency structures: edge P/R/F1, GED, concurrency agreement.",
     ),
     "stress": Entry(

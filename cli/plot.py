@@ -17,9 +17,9 @@ from peakopt.cli.targets import targets
 from peakopt.instances.records import read_records
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.gap import with_reference
+from peakopt.oracle.evaluate import with_reference
 from peakopt.oracle.scoring import score_record
-from peakopt.plots.schedule_plot import Drawn, figure, save
+from peakopt.plots.schedule_plot import Drawn, figure, save_figure
 from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run
 
@@ -220,5 +220,5 @@ def plot(
         drawn.append(Drawn(schedule.source or "schedule", schedule, score, score.gap, reference is not None))
     picture = figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour)
     with out.replacing() as temp:
-        save(picture, temp)
+        save_figure(picture, temp)
     wrote(output, ", ".join(d.label for d in drawn))

@@ -25,8 +25,8 @@ from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
-from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.references import Checked
+from peakopt.plots.columns import summary_columns
 
 if TYPE_CHECKING:
     from peakopt.plots.html import WorstCase
@@ -38,7 +38,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 REASONS_SHOWN = 10
 
 #: --by fields (``method`` is accepted for ``source``, the method that made a row).
-BY_FIELDS = ("source", "tier", "machine", "workflow")
+BY_FIELDS = ("source", "setting", "tier", "machine", "workflow")
 
 
 class MethodSummary(ScoreSummary):
@@ -56,7 +56,7 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list
 
 
 def report_table(found: Sequence[MethodSummary], title: str) -> Table:
-    """Per group: failed runs, then the summary columns of :mod:`peakopt.oracle.columns`."""
+    """Per group: failed runs, then the summary columns of :mod:`peakopt.plots.columns`."""
     table = Table(title=title, title_justify="left")
     names = list(found[0].group) if found else ["source"]
     columns = summary_columns(gaps=True)

@@ -31,7 +31,7 @@ from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, agg
 from peakopt.oracle.references import Checked, check_references
 from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
-from peakopt.oracle.scoring import Options, score_prediction, score_record
+from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -139,7 +139,7 @@ def score(
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
     # click.Choice has checked the values against the Literal types' members
-    options = Options(
+    options = ReplayOptions(
         mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)
     )
     rows = [
@@ -209,7 +209,7 @@ def read_scores(path: str) -> list[ScoreRow]:
 @click.option("--scores", help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.")
 @grouping(PLAN_GROUP_KEYS)
 @outputs
-def plan_score(
+def plan_score_command(
     truth_paths: tuple[str, ...],
     fmt: str | None,
     cpu: str,

@@ -12,9 +12,8 @@ from rich.table import Table
 
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.jsonl import JsonLinesReferences
-from peakopt.campaign.runner import run
-from peakopt.campaign.solves import SOLVES, Job, Sink
-from peakopt.campaign.solves import jobs as solve_jobs
+from peakopt.campaign.runner import run_work
+from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
@@ -29,31 +28,31 @@ from peakopt.solver import BACKENDS
 LONG_SOLVE = 2.0
 
 
-def _describe(job: Job, incumbent: float | None, bound: float) -> str:
+def _describe(job: SolveItem, incumbent: float | None, bound: float) -> str:
     best = "none yet" if incumbent is None else f"{incumbent:g}"
     return f"{job.workflow.id} × {job.machine.name}: makespan {best}, bound {bound:g}"
 
 
-def solve_all(todo: list[Job], executor: Executor, sink: Sink, console: Console) -> list[SolveResult]:
+def solve_all(todo: list[SolveItem], executor: Executor, sink: Sink, console: Console) -> list[SolveResult]:
     """Solve the jobs on the executor, each record written as it finishes, under a progress bar."""
     seen: dict[int, float] = {}
     running = {job.index: job for job in todo}
     with progress_bar(console, "solve", "solves") as bar:
         task = bar.add_task("", total=len(todo))
 
-        def finished(job: Job, result: SolveResult) -> None:
+        def finished(job: SolveItem, result: SolveResult) -> None:
             bar.advance(task)
             del running[job.index]
 
         def messages(found: list[Any]) -> None:
             _show_long(found, running, seen, bar, task)
 
-        return list(run(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
+        return list(run_work(executor, SOLVES, todo, sink.write, progress=finished, messages=messages))
 
 
 def _show_long(
     messages: list[tuple[int, float | None, float]],
-    running: dict[int, Job],
+    running: dict[int, SolveItem],
     seen: dict[int, float],
     bar: Progress,
     task: Any,
@@ -74,14 +73,14 @@ def summary_table(results: list[SolveResult], seconds: float) -> Table:
         table.add_column(column, justify="left" if column == "status" else "right")
     for status in sorted({r.status for r in results}):
         rows = [r for r in results if r.status == status]
-        gaps = [gap(r) for r in rows if gap(r) is not None]
+        gaps = [g for r in rows if (g := _bound_gap(r)) is not None]
         mean_gap = f"{sum(g for g in gaps if g is not None) / len(gaps):.2%}" if gaps else "-"
         times = [r.seconds for r in rows]
         table.add_row(status, str(len(rows)), mean_gap, f"{sum(times) / len(times):.3f}", f"{max(times):.3f}")
     return table
 
 
-def gap(result: SolveResult) -> float | None:
+def _bound_gap(result: SolveResult) -> float | None:
     """(makespan − lower bound) / makespan, when both are known."""
     if result.makespan is None or result.lower_bound is None:
         return None
@@ -184,7 +183,7 @@ def solve_command(
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
     refs = None if out is None else JsonLinesReferences(out, not fresh, warn)
-    everything = solve_jobs(pairs, settings)
+    everything = solve_items(pairs, settings)
     todo = [j for j in everything if refs is None or not solved(refs, j)]
     if refs is not None and len(refs):
         warn(_resuming(refs, everything, todo, output))
@@ -204,7 +203,7 @@ def solve_command(
         )
 
 
-def solved(refs: JsonLinesReferences, job: Job) -> bool:
+def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
     """Whether the run resumed from holds the job's record, for this very workflow and machine.
 
     A record names its pair by workflow id and machine name; the content hashes it carries
@@ -219,14 +218,16 @@ def solved(refs: JsonLinesReferences, job: Job) -> bool:
     )
 
 
-def _resuming(refs: JsonLinesReferences, everything: list[Job], todo: list[Job], output: str | None) -> str:
+def _resuming(
+    refs: JsonLinesReferences, everything: list[SolveItem], todo: list[SolveItem], output: str | None
+) -> str:
     again = sum(refs.has(j.workflow, j.machine) for j in todo)
     changed = f" ({again} solved again: their workflow or machine changed)" if again else ""
     return f"resuming: {len(refs)} records already in {output}, {len(todo)} solves to go{changed}"
 
 
 def _run_all(
-    todo: list[Job],
+    todo: list[SolveItem],
     place: Where,
     sink: Sink,
     refs: JsonLinesReferences | None,

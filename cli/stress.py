@@ -9,13 +9,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from peakopt.campaign.adversarial import Candidate, SearchResult, SearchSpec, search
+from peakopt.campaign.adversarial import AdversarialResult, AdversarialSpec, Candidate, adversarial_search
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.export import Case, worst_cases, write_cases
 from peakopt.campaign.gates import Threshold
 from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
-from peakopt.campaign.stress import Pair, Plan, Settings, auto_chunk, check_methods, plan, run_campaign
+from peakopt.campaign.stress import Backlog, Pair, Settings, auto_chunk, backlog, check_methods, run_campaign
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
@@ -27,13 +27,13 @@ from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
 
 
-def _resuming(todo: Plan, db: str) -> str:
+def _resuming(todo: Backlog, db: str) -> str:
     stale = f" ({todo.stale} made by other code of their method or of the oracle)" if todo.stale else ""
     return f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run{stale}"
 
 
-def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, console: Console) -> None:
-    """Run the plan's items with a progress bar; results go to the store as they arrive."""
+def _run(executor: Executor, todo: Backlog, store: Store, chunk: int | None, console: Console) -> None:
+    """Run the backlog's items with a progress bar; results go to the store as they arrive."""
     size = chunk or auto_chunk(len(todo.items), executor.slots)
     with progress_bar(console, "stress", "rows") as bar:
         task = bar.add_task(executor.where.describe(), total=todo.rows)
@@ -42,8 +42,8 @@ def _run(executor: Executor, todo: Plan, store: Store, chunk: int | None, consol
 
 
 def _search(
-    executor: Executor, store: Store, spec: SearchSpec, pairs: Sequence[Pair], console: Console
-) -> SearchResult:
+    executor: Executor, store: Store, spec: AdversarialSpec, pairs: Sequence[Pair], console: Console
+) -> AdversarialResult:
     """Adversarial search from the method's worst cases in the store (or the first instances)."""
     seeds = [
         Candidate(c.workflow, c.machine, c.row.gap, c.row, c.reference)
@@ -58,10 +58,10 @@ def _search(
         def show(judged: int, worst: float) -> None:
             bar.update(task, completed=judged, description=f"{spec.method}: worst gap {100 * worst:.1f}%")
 
-        return search(executor, seeds, spec, progress=show)
+        return adversarial_search(executor, seeds, spec, progress=show)
 
 
-def _search_table(found: SearchResult, method: str) -> Table:
+def _search_table(found: AdversarialResult, method: str) -> Table:
     table = Table(title=f"adversarial search: {method}", title_justify="left")
     for column in ("workflow", "machine", "tasks", "gap", "makespan", "optimum", "mutations"):
         table.add_column(
@@ -81,7 +81,7 @@ def _search_table(found: SearchResult, method: str) -> Table:
     return table
 
 
-def _save_search(found: SearchResult, spec: SearchSpec, keep: int, directory: str) -> list[Path]:
+def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, directory: str) -> list[Path]:
     cases = [
         Case(spec.method, c.workflow, c.machine, c.row, c.reference, spec.settings.seed)
         for c in found.worst[:keep]
@@ -196,7 +196,7 @@ def stress(
     store = Store(db, fresh=fresh)
     cases = []
     try:
-        todo = plan(pairs, methods, settings, store, refs, redo=redo)
+        todo = backlog(pairs, methods, settings, store, refs, redo=redo)
         if todo.skipped or todo.stale:
             warn(_resuming(todo, db))
         searched = _work(place, todo, store, chunk, console(), search, settings, methods, pairs, worst_dir)
@@ -222,7 +222,7 @@ def stress(
 
 def _work(
     place: Where,
-    todo: Plan,
+    todo: Backlog,
     store: Store,
     chunk: int | None,
     console: Console,
@@ -238,12 +238,12 @@ def _work(
     """
     if not todo.items and not evaluations:
         return None
-    items = max(len(todo.items), SearchSpec.batch if evaluations else 0)
+    items = max(len(todo.items), AdversarialSpec.batch if evaluations else 0)
     with start(place, items) as executor:
         if todo.items:
             _run(executor, todo, store, chunk, console)
         if evaluations:
-            spec = SearchSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
+            spec = AdversarialSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
             found = _search(executor, store, spec, pairs, console)
             console.print(_search_table(found, spec.method))
             store.write_search(

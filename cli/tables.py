@@ -21,7 +21,7 @@ from rich.table import Table
 from peakopt.cli.messages import console
 from peakopt.instances.native import to_jsonl
 from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
-from peakopt.oracle.columns import group_label, number, percent, reasons, summary_columns
+from peakopt.plots.columns import group_label, number, percent, reasons, summary_columns
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from peakopt.instances.documents import decode_one
 from peakopt.instances.errors import InputError, from_validation
@@ -88,10 +88,25 @@ class _ToolModel(BaseModel):
     source: str | None = None
 
 
+#: Literal arguments of a tool call: name -> JSON scalar (checked by :meth:`_ServerModel._scalars`).
+_Arguments = dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], Any]
+
+
 class _ServerModel(BaseModel):
     model_config = _STRICT
     server: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
     category: Literal[CATEGORIES]  # type: ignore[valid-type]
+    arguments: _Arguments = Field(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _scalars(cls, arguments: dict[str, Any]) -> dict[str, Any]:
+        # a union type would name its member ("str"), not the argument, in the error
+        for name, value in arguments.items():
+            if not isinstance(value, str | int | float | bool):
+                raise ValueError(f"argument {name!r} must be a string, number or boolean, got {value!r}")
+        return arguments
+
     tools: tuple[_ToolModel, ...] = Field(min_length=1)
 
 
@@ -147,6 +162,8 @@ class Archetype:
     memory: Spread
     startup: Startup | None
     source: str | None
+    #: The literal arguments (name, value) of a call that uses no other step's output (its server's).
+    arguments: tuple[tuple[str, str | int | float | bool], ...] = ()
 
     @property
     def name(self) -> str:
@@ -193,6 +210,7 @@ def _archetype(server: _ServerModel, tool: _ToolModel) -> Archetype:
         memory=spread(tool.memory_mb),
         startup=startup,
         source=tool.source,
+        arguments=tuple(server.arguments.items()),
     )
 
 

@@ -23,7 +23,8 @@ from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import CATEGORIES, Archetype, Catalog, default_catalog
 from peakopt.instances.draws import Draws
 from peakopt.instances.machines import machine_profiles
-from peakopt.instances.shapes import MIN_CALLS, build
+from peakopt.instances.shapes import MIN_CALLS, draw_shape
+from peakopt.instances.texts import call_text, request_text
 from peakopt.models import Suite, Task, Workflow
 
 #: Servers of a workflow's theme category are this many times as likely to be picked.
@@ -166,11 +167,15 @@ def task_ids(tools: list[Archetype]) -> list[str]:
 
 
 def draw_workflow(workflow_id: str, tier: Tier, spec: SuiteSpec, catalog: Catalog, draws: Draws) -> Workflow:
-    """One workflow of ``tier``; ``meta`` records its tier, shape and theme."""
+    """One workflow of ``tier``; ``meta`` records its tier, shape and theme.
+
+    Its ``request`` and each task's ``call`` (whose arguments name exactly
+    the task's predecessors) come from :mod:`peakopt.instances.texts`.
+    """
     calls = draws.integer(*tier.calls)
     shapes = [s for s in tier.shapes if MIN_CALLS[s] <= calls]
     shape = draws.choice(shapes, [tier.shapes[s] for s in shapes])
-    preds = build(shape, calls, draws)
+    preds = draw_shape(shape, calls, draws)
     theme, picked = pick_tools(tier, calls, catalog, draws)
     tools = place(picked, preds, draws)
     ids = task_ids(tools)
@@ -183,12 +188,14 @@ def draw_workflow(workflow_id: str, tier: Tier, spec: SuiteSpec, catalog: Catalo
                 id=ids[index],
                 tool=archetype.name,
                 server=archetype.server,
+                call=call_text(archetype, [(tools[p], ids[p]) for p in preds[index]]),
                 depends_on=tuple(ids[p] for p in preds[index]),
                 **profile,
             )
         )
     meta = {"tier": tier.name, "shape": shape, "theme": theme}
-    return Workflow(id=workflow_id, tasks=tuple(tasks), meta=meta)
+    request = request_text(theme, tools, [i for i, before in enumerate(preds) if not before])
+    return Workflow(id=workflow_id, request=request, tasks=tuple(tasks), meta=meta)
 
 
 def generate_suite(spec: SuiteSpec | None = None, catalog: Catalog | None = None) -> Suite:

@@ -136,7 +136,7 @@ def suite_document(suite: Suite) -> dict[str, Any]:
     return dump(suite)
 
 
-def to_json(suite: Suite) -> str:
+def suite_json(suite: Suite) -> str:
     """Native JSON text of a suite (see :func:`suite_document`)."""
     return pretty_json(suite_document(suite))
 

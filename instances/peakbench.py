@@ -64,7 +64,7 @@ _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 Fail = Callable[[str, str], NoReturn]
 
 
-def number(value: Any, where: str, fail: Fail) -> float | int:
+def context_number(value: Any, where: str, fail: Fail) -> float | int:
     """A JSON number as given, or the number a quoted string spells; anything else fails."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return value
@@ -165,7 +165,7 @@ def _others(raw: Any, where: str, fail: Fail) -> dict[str, float | int]:
             fail(
                 f"{where} {resource!r}", "cpu and memory_mb have their own fields; name other resources here"
             )
-        found[str(resource)] = number(amount, f"{where} {resource!r}", fail)
+        found[str(resource)] = context_number(amount, f"{where} {resource!r}", fail)
     return found
 
 
@@ -225,7 +225,7 @@ def _task(
 
     def figure(key: str) -> float | int | None:
         value = cost.get(key)
-        return None if value is None else number(value, f"{where} {key}", fail)
+        return None if value is None else context_number(value, f"{where} {key}", fail)
 
     duration = figure("duration_s")
     if duration is None:
@@ -254,7 +254,7 @@ def _machine(data: Any, fail: Fail) -> dict[str, Any]:
     for field, resource in (("cpu_capacity", CPU), ("memory_mb_capacity", MEMORY)):
         if data.get(field) is None:
             fail("machine", f"missing {field!r} (the machine's {resource} capacity)")
-        capacity[resource] = number(data[field], f"machine {field}", fail)
+        capacity[resource] = context_number(data[field], f"machine {field}", fail)
     capacity.update(_others(data.get("other_capacity"), "machine other_capacity", fail))
     name = data.get("name")
     if name in (None, ""):

@@ -1,23 +1,31 @@
-"""Prompts that ask an LLM to schedule a workflow on a machine.
+"""Prompts for an LLM: schedule a workflow on a machine, or plan its dependency structure.
 
-One record per workflow × machine::
+**Scheduling** (``task: "schedule"``), one record per workflow × machine::
 
-    {"workflow": "easy-000", "machine": "small", "setting": "rasc", "tier": "easy",
+    {"workflow": "easy-000", "machine": "small", "task": "schedule", "setting": "rasc",
+     "tier": "easy", "prompt": "...", "context": {...}, "output_schema": {...}}
+
+The context is that of the setting (:mod:`peakopt.instances.contexts`):
+``rasc`` (PeakBench's resource-aware scheduling context), ``durations``,
+``cpu``, ``memory``, ``cpu-memory`` or ``no-profile`` (structure only). The
+model answers with JSON matching ``output_schema``: a start time in seconds
+for every step, ``{"schedule": [{"step": "<id>", "start": 0.0}, ...]}``.
+Answers come back as ``{"workflow", "machine", "source", "setting",
+"response"}`` records (``response`` holds the raw text; ``setting`` copied
+from the prompt, so that scores can be grouped by it), which ``peakopt
+score`` reads.
+
+**Planning** (``task: "plan"``, PeakBench's Dimension I), one record per workflow::
+
+    {"workflow": "easy-000", "task": "plan", "tier": "easy",
      "prompt": "...", "context": {...}, "output_schema": {...}}
 
-Two settings, as in PeakBench:
-
-- ``rasc``: the context is PeakBench's resource-aware scheduling context
-  (:func:`peakopt.instances.to_context`): steps, dependencies, the machine's
-  capacities and every step's duration, average and peak CPU and memory.
-- ``no-profile``: the structure-only context: steps (with their tools and
-  servers), dependencies and the machine's name; no capacities and no
-  per-step costs, so the model must judge the tools' weight itself.
-
-The model answers with JSON matching ``output_schema``: a start time in
-seconds for every step, ``{"schedule": [{"step": "<id>", "start": 0.0}, ...]}``.
-Answers come back as ``{"workflow", "machine", "source", "response"}``
-records (``response`` holds the raw text), which ``peakopt score`` reads.
+The context gives the user's request and the steps with their tool calls,
+not the dependencies: a call's argument ``$<step>.output`` is another step's
+output, so the structure can be read from the calls alone. The model
+answers ``{"dependencies": {"<step>": ["<step it needs>", ...], ...}}``;
+answers come back as ``{"workflow", "source", "response"}`` records, which
+``peakopt plan-score`` reads.
 """
 
 from __future__ import annotations
@@ -26,10 +34,29 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from peakopt.instances.peakbench import to_context
+from peakopt.instances.contexts import SETTINGS as _SETTINGS
+from peakopt.instances.contexts import context, setting_of, structure_context
 from peakopt.models import Machine, Suite, Workflow
 
-SETTINGS = ("rasc", "no-profile")
+#: The settings ``peakopt prompt --setting`` takes (see :mod:`peakopt.instances.contexts`).
+SETTINGS = tuple(_SETTINGS)
+#: What a prompt asks for: a schedule, or the dependency structure.
+TASKS = ("schedule", "plan")
+
+__all__ = [
+    "SETTINGS",
+    "TASKS",
+    "output_schema",
+    "plan_context",
+    "plan_output_schema",
+    "plan_prompt_record",
+    "plan_prompt_records",
+    "plan_prompt_text",
+    "prompt_record",
+    "prompt_records",
+    "prompt_text",
+    "structure_context",
+]
 
 _RULES = """Rules:
 - A step may start only when every step it depends on has finished.
@@ -38,34 +65,24 @@ _RULES = """Rules:
   must run with no other step using that resource.
 - Aim for the earliest finish of the whole workflow (the makespan) that keeps these rules."""
 
-_INTRO = {
-    "rasc": (
-        "You schedule the tool calls (steps) of an LLM agent's workflow on one machine.\n"
-        "The context below gives the steps, their dependencies (each step lists the steps it needs), "
-        "the machine's capacities and each step's measured costs: duration_s (seconds), cpu_avg_cores, "
-        "cpu_peak_cores (cores) and memory_mb (peak memory, MB). A step uses its peak CPU and its "
-        "memory for its whole duration."
-    ),
-    "no-profile": (
-        "You schedule the tool calls (steps) of an LLM agent's workflow on one machine.\n"
-        "The context below gives the steps (with the tool and server each one calls) and their "
-        "dependencies (each step lists the steps it needs). The steps' durations and resource use "
-        "and the machine's capacities are not given: judge from the tools how long each call takes "
-        "and how much CPU and memory it needs, and avoid overloading the machine."
-    ),
-}
+_PLAN_INTRO = (
+    "You plan the tool calls (steps) of an LLM agent's workflow.\n"
+    "The context below gives the user's request and the steps, each with the tool call the agent "
+    "makes. An argument written $<step>.output is the output of that step: the call needs it, so that "
+    "step must finish first. Give the dependency structure: for every step, the steps that must "
+    "finish before it can start; a step that needs none gets an empty list."
+)
 
 
-def structure_context(workflow: Workflow, machine: Machine) -> dict[str, Any]:
-    """The structure-only context: the RASC without capacities and per-step costs."""
-    context = to_context(workflow, machine)
-    del context["resource_costs"]
-    context["machine"] = {"name": machine.name}
-    return context
+def _head(workflow: Workflow, **fields: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {"workflow": workflow.id, **fields}
+    if "tier" in workflow.meta:
+        record["tier"] = workflow.meta["tier"]
+    return record
 
 
 def output_schema(workflow: Workflow) -> dict[str, Any]:
-    """JSON Schema of the answer: a start time (seconds, >= 0) for every step of ``workflow``."""
+    """JSON Schema of a scheduling answer: a start time (seconds, >= 0) for every step of ``workflow``."""
     return {
         "type": "object",
         "properties": {
@@ -88,11 +105,11 @@ def output_schema(workflow: Workflow) -> dict[str, Any]:
 
 
 def prompt_text(context: dict[str, Any], schema: dict[str, Any], setting: str) -> str:
-    """The full prompt: task, rules, context JSON and the answer format."""
+    """The full scheduling prompt: task, rules, context JSON and the answer format."""
     example = {"schedule": [{"step": s["id"], "start": 0.0} for s in context["steps"][:2]]}
     return "\n\n".join(
         (
-            _INTRO[setting],
+            setting_of(setting).intro,
             _RULES,
             "Context:\n" + json.dumps(context),
             "Answer with JSON only, no prose: give every step exactly once with its start time in "
@@ -103,28 +120,24 @@ def prompt_text(context: dict[str, Any], schema: dict[str, Any], setting: str) -
 
 
 def prompt_record(workflow: Workflow, machine: Machine, setting: str = "rasc") -> dict[str, Any]:
-    """The prompt record of ``workflow`` on ``machine`` in ``setting`` (see the module doc).
+    """The scheduling prompt record of ``workflow`` on ``machine`` in ``setting`` (see the module doc).
 
     Raises
     ------
     ValueError
         On an unknown setting.
     """
-    if setting not in SETTINGS:
-        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
-    context = to_context(workflow, machine) if setting == "rasc" else structure_context(workflow, machine)
+    found = context(workflow, machine, setting)
     schema = output_schema(workflow)
-    record: dict[str, Any] = {"workflow": workflow.id, "machine": machine.name, "setting": setting}
-    if "tier" in workflow.meta:
-        record["tier"] = workflow.meta["tier"]
-    record.update(prompt=prompt_text(context, schema, setting), context=context, output_schema=schema)
+    record = _head(workflow, machine=machine.name, task="schedule", setting=setting)
+    record.update(prompt=prompt_text(found, schema, setting), context=found, output_schema=schema)
     return record
 
 
 def prompt_records(
     suite: Suite, setting: str = "rasc", machines: Sequence[str] | None = None
 ) -> Iterator[dict[str, Any]]:
-    """Prompt records for every workflow × machine (or only the named machines).
+    """Scheduling prompt records for every workflow × machine (or only the named machines).
 
     Raises
     ------
@@ -135,3 +148,92 @@ def prompt_records(
     for workflow in suite.workflows:
         for machine in chosen:
             yield prompt_record(workflow, machine, setting)
+
+
+def plan_context(workflow: Workflow) -> dict[str, Any]:
+    """The planning context: the user's request and every step's id, tool, server and call.
+
+    Raises
+    ------
+    ValueError
+        Naming the first step without a call: its dependencies could not be read from the context.
+    """
+    steps = []
+    for task in workflow.tasks:
+        if not task.call:
+            raise ValueError(
+                f"step {task.id!r} has no tool call ('call'): a planning prompt shows the calls "
+                "instead of the dependencies"
+            )
+        fields = (("id", task.id), ("tool", task.tool), ("server", task.server), ("call", task.call))
+        steps.append({k: v for k, v in fields if v})
+    found: dict[str, Any] = {"workflow_id": workflow.id}
+    if workflow.request:
+        found["request"] = workflow.request
+    found["steps"] = steps
+    return found
+
+
+def plan_output_schema(workflow: Workflow) -> dict[str, Any]:
+    """JSON Schema of a planning answer: every step of ``workflow`` with the steps it depends on."""
+    ids = [t.id for t in workflow.tasks]
+    needs = {"type": "array", "items": {"type": "string", "enum": ids}}
+    return {
+        "type": "object",
+        "properties": {
+            "dependencies": {
+                "type": "object",
+                "properties": dict.fromkeys(ids, needs),
+                "required": ids,
+                "additionalProperties": False,
+            }
+        },
+        "required": ["dependencies"],
+        "additionalProperties": False,
+    }
+
+
+def plan_prompt_text(context: dict[str, Any], schema: dict[str, Any]) -> str:
+    """The full planning prompt: task, context JSON and the answer format."""
+    example = {"dependencies": {"<step>": ["<step it needs>", "..."], "<another step>": []}}
+    return "\n\n".join(
+        (
+            _PLAN_INTRO,
+            "Context:\n" + json.dumps(context),
+            "Answer with JSON only, no prose: give every step exactly once with the list of the steps "
+            "it depends on, for example " + json.dumps(example) + ". The answer must match this JSON "
+            "Schema:\n" + json.dumps(schema),
+        )
+    )
+
+
+def plan_prompt_record(workflow: Workflow) -> dict[str, Any]:
+    """The planning prompt record of ``workflow`` (see the module doc).
+
+    Parameters
+    ----------
+    workflow
+        A workflow whose every task has a ``call`` (generated suites do).
+
+    Returns
+    -------
+    dict
+        ``workflow``, ``task`` (``"plan"``), ``tier`` (when the workflow has
+        one), ``prompt``, ``context`` and ``output_schema``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first step without a call.
+    """
+    found = plan_context(workflow)
+    schema = plan_output_schema(workflow)
+    record = _head(workflow, task="plan")
+    record.update(prompt=plan_prompt_text(found, schema), context=found, output_schema=schema)
+    return record
+
+
+def plan_prompt_records(suite: Suite) -> Iterator[dict[str, Any]]:
+    """Planning prompt records for every workflow of ``suite`` (see :func:`plan_prompt_record`)."""
+    for workflow in suite.workflows:
+        yield plan_prompt_record(workflow)

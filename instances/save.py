@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from peakopt.instances.errors import InputError
-from peakopt.instances.native import dump, pretty_json, to_json, to_jsonl, write_atomic
+from peakopt.instances.native import dump, pretty_json, suite_json, to_jsonl, write_atomic
 from peakopt.instances.peakbench import to_context
 from peakopt.models import Suite
 
@@ -26,7 +26,7 @@ def render(suite: Suite, to: str, target: str | Path = "<output>") -> str:
         in ``rasc``).
     """
     if to == "json":
-        return to_json(suite)
+        return suite_json(suite)
     if to == "jsonl":
         if suite.machines:
             raise InputError(

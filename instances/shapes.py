@@ -82,7 +82,7 @@ def layer_sizes(shape: str, calls: int, draws: Draws) -> list[int]:
     return draws.partition(calls, depth)
 
 
-def build(shape: str, calls: int, draws: Draws) -> list[list[int]]:
+def draw_shape(shape: str, calls: int, draws: Draws) -> list[list[int]]:
     """Predecessor lists of a ``shape`` of ``calls`` calls.
 
     Raises

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from peakopt.models.task import FROZEN
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Status = Literal["optimal", "feasible", "infeasible", "unknown", "error"]
 
 
@@ -36,7 +36,7 @@ class Schedule(BaseModel):
 
     workflow: str
     machine: str | None = None
-    starts: dict[str, Finite]
+    starts: dict[str, FiniteFloat]
     source: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -88,15 +88,15 @@ class SolveResult(BaseModel):
     workflow: str
     machine: str | None = None
     status: Status
-    makespan: Finite | None = None
-    lower_bound: Finite | None = None
-    starts: dict[str, Finite] | None = None
-    cva_floor: Finite = 0.0
+    makespan: FiniteFloat | None = None
+    lower_bound: FiniteFloat | None = None
+    starts: dict[str, FiniteFloat] | None = None
+    cva_floor: FiniteFloat = 0.0
     solver: str = "cpsat"
     params: dict[str, Any] = Field(default_factory=dict)
-    seconds: Finite = 0.0
+    seconds: FiniteFloat = 0.0
     exact: bool = True
-    tick: Finite = 1.0
+    tick: FiniteFloat = 1.0
     message: str | None = None
     workflow_hash: str | None = None
     machine_hash: str | None = None

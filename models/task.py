@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Annotated, Any, Self
@@ -19,6 +20,16 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 Demand = dict[Annotated[str, Field(min_length=1)], NonNegative]
 
 FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+#: How a tool call's argument names another step's output: ``$fetch_txn.output``
+#: (a field may follow: ``$fetch_txn.output.amount``). The id runs up to the
+#: first ``.output``; it holds no space, quote, bracket, comma, ``=`` or ``$``.
+REFERENCE = re.compile(r"\$([^\s$(),=\[\]{}\"']+?)\.output(?![A-Za-z0-9_])")
+
+
+def references(call: str) -> tuple[str, ...]:
+    """The step ids a tool call's arguments name (``$id.output``), each once, in order."""
+    return tuple(dict.fromkeys(REFERENCE.findall(call)))
 
 
 class Cached(BaseModel):
@@ -71,6 +82,12 @@ class Task(Cached):
         Unique within its workflow.
     tool, server
         What is called, for reports and plots.
+    call
+        The tool call with its arguments, as the agent issues it, e.g.
+        ``risk.score_fraud(txn=$fetch_txn.output)``: an argument that is
+        another step's output names it ``$<id>.output`` (:data:`REFERENCE`),
+        and every step named so must be among ``depends_on`` (checked by the
+        workflow). Planning prompts show it instead of the dependencies.
     depends_on
         Ids of the tasks that must finish before this one starts.
     duration, demand
@@ -86,6 +103,7 @@ class Task(Cached):
     id: Annotated[str, Field(min_length=1)]
     tool: str | None = None
     server: str | None = None
+    call: str | None = None
     depends_on: tuple[str, ...] = ()
     duration: NonNegative | None = None
     demand: Demand | None = None
@@ -115,6 +133,11 @@ class Task(Cached):
         if self.profile is not None:
             return self.profile
         return (Segment(duration=self.duration or 0.0, demand=self.demand or {}),)
+
+    @property
+    def consumes(self) -> tuple[str, ...]:
+        """Ids of the steps whose outputs the call's arguments name (none without a call)."""
+        return references(self.call) if self.call else ()
 
     @property
     def length(self) -> float:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Sequence
+from fractions import Fraction
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import networkx as nx
 from pydantic import BaseModel, Field, model_validator
@@ -14,6 +17,52 @@ Name = Annotated[str, Field(min_length=1)]
 #: A finite capacity above 0; strict like :data:`~peakopt.models.task.NonNegative`.
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 
+#: Run times in seconds (float), in solver ticks (int) or exact (Fraction).
+Length = TypeVar("Length", int, float, Fraction)
+
+
+def topological_order(preds: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """Positions, every predecessor before its successors (Kahn's algorithm).
+
+    Among the tasks ready at once the first in input order goes first, so the
+    order is the input order whenever that is already topological.
+    """
+    left = [len(p) for p in preds]
+    succs: list[list[int]] = [[] for _ in preds]
+    for j, before in enumerate(preds):
+        for i in before:
+            succs[i].append(j)
+    ready = [j for j, count in enumerate(left) if count == 0]  # ascending: already a heap
+    order = []
+    while ready:
+        task = heapq.heappop(ready)
+        order.append(task)
+        for succ in succs[task]:
+            left[succ] -= 1
+            if not left[succ]:
+                heapq.heappush(ready, succ)
+    return tuple(order)
+
+
+def longest_chains(
+    order: Sequence[int], preds: Sequence[Sequence[int]], length: Sequence[Length], zero: Length
+) -> tuple[list[Length], list[Length]]:
+    """The critical-path method's passes over a topological ``order``, in ``length``'s numbers.
+
+    Returns ``(heads, tails)``: per task, the longest chain of runs that must
+    come before its start (its earliest start, precedences alone) and after
+    its end. The critical path is ``max(head + length)``; ``zero`` is the
+    number type's 0, so that ticks stay integers and exact lengths exact.
+    """
+    heads, tails = [zero] * len(length), [zero] * len(length)
+    for j in order:
+        for i in preds[j]:
+            heads[j] = max(heads[j], heads[i] + length[i])
+    for j in reversed(order):
+        for i in preds[j]:
+            tails[i] = max(tails[i], length[j] + tails[j])
+    return heads, tails
+
 
 class Workflow(Cached):
     """A set of tasks with precedence constraints (a DAG).
@@ -22,8 +71,12 @@ class Workflow(Cached):
     ----------
     id
         Name of the workflow.
+    request
+        What the user asked the agent to do (the task text a planning prompt
+        starts from).
     tasks
-        At least one task; ids unique, predecessors known, no cycle.
+        At least one task; ids unique, predecessors known, no cycle; a step
+        a task's ``call`` names (``$id.output``) is among its predecessors.
     meta
         Anything else, e.g. ``tier`` and ``source``.
     """
@@ -31,6 +84,7 @@ class Workflow(Cached):
     model_config = FROZEN
 
     id: Name
+    request: str | None = None
     tasks: tuple[Task, ...] = Field(min_length=1)
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -45,6 +99,13 @@ class Workflow(Cached):
             for pred in task.depends_on:
                 if pred not in ids:
                     raise ValueError(f"task {task.id!r} depends on unknown task {pred!r}")
+            # an output used before its step has run would make the call's text lie about the order
+            for used in task.consumes:
+                if used not in task.depends_on:
+                    raise ValueError(
+                        f"task {task.id!r}: its call uses ${used}.output "
+                        f"but {used!r} is not in its depends_on"
+                    )
         # is_directed_acyclic_graph is linear; find_cycle re-walks edges and
         # takes seconds on 10,000-task DAGs, so ask it only to name a cycle
         if nx.is_directed_acyclic_graph(self.graph):
@@ -65,6 +126,34 @@ class Workflow(Cached):
     def index(self) -> dict[str, int]:
         """Task id -> position in ``tasks``."""
         return {t.id: i for i, t in enumerate(self.tasks)}
+
+    @cached_property
+    def predecessors(self) -> tuple[tuple[int, ...], ...]:
+        """Per task, its predecessors' positions in ``tasks``."""
+        index = self.index
+        return tuple(tuple(index[p] for p in t.depends_on) for t in self.tasks)
+
+    @cached_property
+    def topological_order(self) -> tuple[int, ...]:
+        """Task positions, every predecessor first; ties in task order (see :func:`topological_order`)."""
+        return topological_order(self.predecessors)
+
+    @cached_property
+    def earliest_starts(self) -> tuple[float, ...]:
+        """Per task, its earliest start in seconds from precedences alone (see :func:`longest_chains`)."""
+        lengths = [t.length for t in self.tasks]
+        heads, _ = longest_chains(self.topological_order, self.predecessors, lengths, 0.0)
+        return tuple(heads)
+
+    @cached_property
+    def critical_path(self) -> float:
+        """Length in seconds of the longest precedence chain: the makespan with unlimited resources.
+
+        Float sums along the chain, as the heuristics add them; the solver's
+        proven bounds redo the pass in exact decimals
+        (:func:`peakopt.solver.bounds.real_lower_bound`).
+        """
+        return max(h + t.length for h, t in zip(self.earliest_starts, self.tasks, strict=True))
 
     def task(self, task_id: str) -> Task:
         """The task with id ``task_id`` (KeyError if unknown)."""

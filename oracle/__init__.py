@@ -2,26 +2,27 @@
 
 from peakopt.oracle.aggregate import aggregate, aggregate_plans, correlate
 from peakopt.oracle.batch import BatchScorer, BatchScores, score_batch
-from peakopt.oracle.evaluate import cva_floor, evaluate
+from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.exact import TOLERANCE, same_time
-from peakopt.oracle.gap import gaps, with_reference
+from peakopt.oracle.metrics import Measured, cva_floor, gaps, measure
 from peakopt.oracle.parse import parse_response, parse_starts
 from peakopt.oracle.planning import PlanScore, plan_score
 from peakopt.oracle.references import ReferenceError, check_references
 from peakopt.oracle.replay import replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import ResourceScore, Score, Violation
-from peakopt.oracle.scoring import Options, score_prediction, score_record
+from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
 from peakopt.oracle.sweep import load_profile, runs
 
 __all__ = [
     "TOLERANCE",
     "BatchScorer",
     "BatchScores",
-    "Options",
+    "Measured",
     "PlanRow",
     "PlanScore",
     "ReferenceError",
+    "ReplayOptions",
     "ResourceScore",
     "Score",
     "ScoreRow",
@@ -34,6 +35,7 @@ __all__ = [
     "evaluate",
     "gaps",
     "load_profile",
+    "measure",
     "parse_response",
     "parse_starts",
     "plan_score",

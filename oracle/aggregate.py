@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict
 from peakopt.oracle.rows import PlanRow, ScoreRow
 
 R = TypeVar("R", ScoreRow, PlanRow)
-GROUP_KEYS = ("source", "machine", "tier", "workflow")
-PLAN_GROUP_KEYS = ("source", "tier", "workflow")
+GROUP_KEYS = ("source", "setting", "machine", "tier", "workflow")
+PLAN_GROUP_KEYS = ("source", "setting", "tier", "workflow")
 
 
 class Stats(BaseModel):

@@ -98,7 +98,7 @@ class Reading(NamedTuple, Generic[T]):
     final_key
         True when it sits under a JSON key holding *final*.
     marked
-        True when the text marks it final (set by :func:`choose`).
+        True when the text marks it final (set by :func:`choose_reading`).
     """
 
     value: T
@@ -160,7 +160,7 @@ def _mark(readings: Sequence[Reading[T]], text: str) -> list[Reading[T]]:
     return marked
 
 
-def choose(
+def choose_reading(
     readings: Sequence[Reading[T]],
     text: str,
     key: Callable[[T], Hashable],

@@ -1,6 +1,6 @@
 """Vectorised scoring of many schedules of one workflow on one machine (numpy, the fast path).
 
-The same event sweep as :func:`peakopt.oracle.evaluate`, done for a whole
+The metrics of :mod:`peakopt.oracle.metrics` by the same event sweep, done for a whole
 matrix of start times at once: per row, the segment start and end events are
 sorted, their demand changes summed cumulatively, and the constant pieces
 between consecutive events integrated. The rules are the exact path's — a
@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.evaluate import cva_floor, task_floor
 from peakopt.oracle.exact import TOLERANCE, on_grid, over, to_float
+from peakopt.oracle.metrics import cva_floor, measure, task_floor
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -102,7 +102,7 @@ class BatchScorer:
     def __init__(self, workflow: Workflow, machine: Machine) -> None:
         self.workflow = workflow
         self.resources = tuple(machine.capacity)
-        self.floor = cva_floor(workflow, machine)
+        self.floor = cva_floor(measure(workflow, machine))
         exponent, durations = on_grid([s.duration for t in workflow.tasks for s in t.segments])
         columns, begins, ends, segments = [], [], [], []
         position = 0

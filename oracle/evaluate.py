@@ -23,14 +23,12 @@ microseconds get the same verdict.
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field
-from fractions import Fraction
-
-from peakopt.models import Machine, Schedule, Workflow
-from peakopt.oracle.exact import close, over, to_float
+from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.oracle import metrics
+from peakopt.oracle.exact import to_float
+from peakopt.oracle.metrics import Measured, Usage, measure
 from peakopt.oracle.score import ResourceScore, Score, Violation
-from peakopt.oracle.sweep import Demands, Grid, Placed, demand_grid, pieces, place, time_grid
+from peakopt.oracle.sweep import Overflow
 
 
 def _time(x: float) -> str:
@@ -42,143 +40,55 @@ def _amount(x: float) -> str:
     return f"{x:g}"
 
 
-def _floors(grid: Grid, demands: Demands) -> list[int]:
-    """Per task, Σ (amount − C) × duration over its segments over capacity on their own (grid units)."""
-    cap = demands.capacity
-    return [
-        sum(
-            (amount - cap) * (end - begin)
-            for (begin, end), amount in zip(itertools.pairwise(bounds), amounts, strict=True)
-            if over(amount, cap)
-        )
-        for bounds, amounts in zip(grid.bounds, demands.demand, strict=True)
-    ]
-
-
-def task_floor(workflow: Workflow, resource: str, capacity: float) -> dict[str, float]:
-    """Per task over ``capacity`` on its own, the overload it causes alone: ∫ max(0, r(s)/C − 1) ds."""
-    grid = time_grid(workflow, {})
-    demands = demand_grid(workflow, resource, capacity)
-    return {
-        task.id: to_float(area, grid.exponent, demands.capacity)
-        for task, area in zip(workflow.tasks, _floors(grid, demands), strict=True)
-        if area
-    }
-
-
-def cva_floor(workflow: Workflow, machine: Machine) -> float:
-    """The capacity violation area no schedule can avoid (serial execution attains it)."""
-    grid = time_grid(workflow, {})
-    total = Fraction(0)
-    for resource, capacity in machine.capacity.items():
-        demands = demand_grid(workflow, resource, capacity)
-        total += Fraction(sum(_floors(grid, demands)), demands.capacity)
-    return to_float(total.numerator, grid.exponent, total.denominator)
-
-
-def _check_starts(workflow: Workflow, schedule: Schedule, grid: Grid) -> list[Violation]:
-    """Missing, unknown and negative starts, and broken dependencies."""
-    starts = schedule.starts
+def _start_violations(workflow: Workflow, schedule: Schedule, measured: Measured) -> list[Violation]:
+    """Missing, negative and unknown starts, then broken dependencies, in words."""
+    starts, grid, index = schedule.starts, measured.grid, workflow.index
     found = []
-    for task in workflow.tasks:
-        if task.id not in starts:
-            found.append(
-                Violation(kind="missing", message=f"task {task.id!r} has no start", tasks=(task.id,))
+    for kind, task in measured.unfit:
+        if kind == "missing":
+            message = f"task {task!r} has no start"
+        elif kind == "negative_start":
+            message = f"task {task!r} starts at {_time(starts[task])}, before 0"
+        else:
+            message = f"start given for unknown task {task!r}"
+        found.append(Violation(kind=kind, message=message, tasks=(task,)))
+    for pred, succ in measured.broken:
+        end = to_float(grid.starts[pred] + grid.bounds[index[pred]][-1], grid.exponent)
+        found.append(
+            Violation(
+                kind="dependency",
+                message=f"{pred} -> {succ}: {succ} starts at {_time(starts[succ])} "
+                f"before {pred} ends at {_time(end)}",
+                tasks=(pred, succ),
             )
-        elif starts[task.id] < 0:
-            found.append(
-                Violation(
-                    kind="negative_start",
-                    message=f"task {task.id!r} starts at {_time(starts[task.id])}, before 0",
-                    tasks=(task.id,),
-                )
-            )
-    found.extend(
-        Violation(kind="unknown", message=f"start given for unknown task {tid!r}", tasks=(tid,))
-        for tid in starts
-        if tid not in workflow.index
-    )
-    index = workflow.index
-    for pred, succ in workflow.edges:
-        if pred in grid.starts and succ in grid.starts:
-            end = grid.starts[pred] + grid.bounds[index[pred]][-1]
-            if grid.starts[succ] < end and not close(grid.starts[succ], end, grid.scale):
-                found.append(
-                    Violation(
-                        kind="dependency",
-                        message=f"{pred} -> {succ}: {succ} starts at {_time(starts[succ])} "
-                        f"before {pred} ends at {_time(to_float(end, grid.exponent))}",
-                        tasks=(pred, succ),
-                    )
-                )
+        )
     return found
 
 
-@dataclass
-class _Overflow:
-    """One overflow interval on the grids, as the sweep grows it."""
-
-    start: int
-    end: int
-    load: int
-    avoidable: int
-    tasks: set[str] = field(default_factory=set)
-
-
-@dataclass(frozen=True)
-class _Swept:
-    area: int  # ∫ max(0, L − C) dτ (in noise stretches, each step's own overload only)
-    avoidable: int  # the part of ``area`` beyond what each step causes on its own
-    used: int  # ∫ min(L, C) dτ
-    peak: int  # highest load over stretches longer than noise
-    overflows: list[_Overflow]
-
-
-def _sweep(placed: list[Placed], cap: int, scale: int) -> _Swept:
-    area = avoidable = used = peak = 0
-    done: list[_Overflow] = []
-    current: _Overflow | None = None
-    for here, after, load, alone, active in pieces(placed, cap):
-        width = after - here
-        used += min(load, cap) * width
-        area += alone * width  # what each running step causes on its own: no schedule avoids it
-        if close(here, after, scale):
-            # float noise: its steps count as run one after another (their own overload only);
-            # an instant neither sets the peak nor starts or ends an overflow interval
-            continue
-        peak = max(peak, load)
-        # beyond what the steps force on their own, a load within the tolerance of C is at C
-        extra = (load - cap - alone) * width if over(load - alone, cap) else 0
-        if not (extra or alone):
-            if current is not None:
-                done.append(current)
-                current = None
-            continue
-        area, avoidable = area + extra, avoidable + extra
-        if current is None:
-            current = _Overflow(here, after, load, extra, set(active))
-        else:
-            current.end, current.load = after, max(current.load, load)
-            current.avoidable += extra
-            current.tasks.update(active)
-    if current is not None:
-        done.append(current)
-    return _Swept(area, avoidable, used, peak, done)
-
-
-def _violation(resource: str, capacity: float, found: _Overflow, grid: Grid, demands: Demands) -> Violation:
-    start, end = to_float(found.start, grid.exponent), to_float(found.end, grid.exponent)
-    load = to_float(found.load, demands.exponent)
+def _overflow(resource: str, usage: Usage, found: Overflow, measured: Measured) -> Violation:
+    start, end = measured.seconds(found.start), measured.seconds(found.end)
+    load = to_float(found.load, usage.demands.exponent)
     return Violation(
         kind="overflow",
-        message=f"{resource} {_amount(load)}/{_amount(capacity)} over [{_time(start)}, {_time(end)})",
+        message=f"{resource} {_amount(load)}/{_amount(usage.capacity)} over [{_time(start)}, {_time(end)})",
         tasks=tuple(sorted(found.tasks)),
         resource=resource,
         start=start,
         end=end,
         load=load,
-        capacity=capacity,
+        capacity=usage.capacity,
         avoidable=found.avoidable > 0,
+    )
+
+
+def _resource(usage: Usage, measured: Measured) -> ResourceScore:
+    cap, swept = usage.demands.capacity, usage.swept
+    return ResourceScore(
+        capacity=usage.capacity,
+        peak=to_float(swept.peak, usage.demands.exponent),
+        peak_ratio=to_float(swept.peak, 0, cap),
+        violation_area=to_float(swept.area, measured.grid.exponent, cap),
+        floor_area=to_float(usage.floor, measured.grid.exponent, cap),
     )
 
 
@@ -197,54 +107,58 @@ def evaluate(workflow: Workflow, machine: Machine, schedule: Schedule) -> Score:
     Returns
     -------
     Score
-        Every metric of the design's table, per-resource figures and the
-        violations (overflow intervals included). ``mru`` (and the MRUs
-        built on it) is None when undefined: a span of 0, or no resource.
+        Every metric of the design's table (:mod:`peakopt.oracle.metrics`),
+        per-resource figures and the violations (overflow intervals
+        included). ``mru`` (and the MRUs built on it) is None when undefined:
+        a span of 0, or no resource.
     """
-    grid = time_grid(workflow, schedule.starts)
-    violations = _check_starts(workflow, schedule, grid)
-
-    def seconds(value: Fraction) -> float:
-        return to_float(value.numerator, grid.exponent, value.denominator)
-
-    resources, used = {}, []
-    cva = avoidable = floor = Fraction(0)
-    for resource, capacity in machine.capacity.items():
-        demands = demand_grid(workflow, resource, capacity)
-        cap = demands.capacity
-        swept = _sweep(place(workflow, grid, demands), cap, grid.scale)
-        area, own = Fraction(swept.area, cap), Fraction(sum(_floors(grid, demands)), cap)
-        resources[resource] = ResourceScore(
-            capacity=capacity,
-            peak=to_float(swept.peak, demands.exponent),
-            peak_ratio=to_float(swept.peak, 0, cap),
-            violation_area=seconds(area),
-            floor_area=seconds(own),
-        )
-        violations.extend(_violation(resource, capacity, o, grid, demands) for o in swept.overflows)
-        cva, floor = cva + area, floor + own
-        avoidable += Fraction(swept.avoidable, cap)
-        used.append(Fraction(swept.used, cap))
-    index = workflow.index
-    makespan = max((s + grid.bounds[index[t]][-1] for t, s in grid.starts.items()), default=0)
-    span = makespan - min((0, *grid.starts.values()))
-    mru = float(sum(used) / len(used) / span) if used and span > 0 else None
-    valid = not any(v.kind != "overflow" for v in violations)
-    safe = valid and avoidable == 0
+    measured = measure(workflow, machine, schedule.starts)
+    violations = _start_violations(workflow, schedule, measured)
+    violations.extend(
+        _overflow(resource, usage, found, measured)
+        for resource, usage in measured.usage.items()
+        for found in usage.swept.overflows
+    )
     return Score(
         workflow=workflow.id,
         machine=machine.name,
         source=schedule.source,
-        valid=valid,
-        makespan=to_float(makespan, grid.exponent),
-        cva=seconds(cva),
-        cva_floor=seconds(floor),
-        avoidable_cva=seconds(avoidable),
-        safe=safe,
-        mru=mru,
-        strict_mru=mru if cva == 0 else 0.0,
-        safe_mru=mru if safe else 0.0,
-        dependency_violations=sum(v.kind == "dependency" for v in violations),
-        resources=resources,
+        valid=metrics.valid(measured),
+        makespan=metrics.makespan(measured),
+        cva=metrics.cva(measured),
+        cva_floor=metrics.cva_floor(measured),
+        avoidable_cva=metrics.avoidable_cva(measured),
+        safe=metrics.safe(measured),
+        mru=metrics.mru(measured),
+        strict_mru=metrics.strict_mru(measured),
+        safe_mru=metrics.safe_mru(measured),
+        dependency_violations=metrics.dependency_violations(measured),
+        resources={r: _resource(usage, measured) for r, usage in measured.usage.items()},
         violations=tuple(violations),
     )
+
+
+def with_reference(score: Score, reference: SolveResult | None) -> Score:
+    """``score`` with its gap figures filled from ``reference``, when it is safe.
+
+    Only a safe schedule has a gap: the optimum is the best safe schedule, so
+    an unsafe one may well finish earlier — its speed came from overflowing a
+    capacity, and a negative gap would reward that. Nor does an invalid one
+    (missing steps, broken dependencies...) get one: its makespan is not that
+    of a schedule of the workflow. Their gap figures stay None, and tables,
+    plot titles and reports show ``unsafe`` or ``invalid`` instead.
+
+    Raises
+    ------
+    ValueError
+        When the reference is for another workflow or machine.
+    """
+    if reference is None or not score.safe:
+        return score
+    if (reference.workflow, reference.machine) != (score.workflow, score.machine):
+        raise ValueError(
+            f"reference is for {reference.workflow!r} on {reference.machine!r}, "
+            f"the score for {score.workflow!r} on {score.machine!r}"
+        )
+    gap, gap_vs_lb, gap_vs_ub = metrics.gaps(score.makespan, reference)
+    return score.model_copy(update={"gap": gap, "gap_vs_lb": gap_vs_lb, "gap_vs_ub": gap_vs_ub})

@@ -194,7 +194,7 @@ def step_of(item: Any) -> str | None:
     return next((str(item[k]) for k in ID_KEYS if is_id(item.get(k))), None)
 
 
-def search(
+def find_parts(
     value: Any,
     accept: Callable[[Any, str | None], T | None],
     first: Collection[str] = (),

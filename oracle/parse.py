@@ -39,8 +39,8 @@ from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from peakopt.oracle.answer import Ambiguous, Reading, choose, split_reasoning, under_final_key
-from peakopt.oracle.extract import Decoded, find_json, is_id, naming, search, step_of
+from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning, under_final_key
+from peakopt.oracle.extract import Decoded, find_json, find_parts, is_id, naming, step_of
 from peakopt.oracle.score import Violation
 
 Kind = Literal["start", "delay"]
@@ -105,7 +105,7 @@ class Parsed:
     reasoning: bool = False
 
 
-def number(raw: Any) -> float | None:
+def read_number(raw: Any) -> float | None:
     """``raw`` as a finite float (numbers, numeric strings with an optional unit), else None."""
     if isinstance(raw, bool):
         return None
@@ -172,7 +172,7 @@ class _Collector:
             return
         self.seen.add(step)
         self.kinds.add(kind)
-        value = number(raw)
+        value = read_number(raw)
         if value is None:
             what = "start" if kind == "start" else "requested delay"
             message = f"step {step!r}: {what} {raw!r} is not a finite number"
@@ -208,7 +208,7 @@ def _accept(node: Any, key: str | None, steps: Collection[str], duplicates: Coll
             timing = _timing(raw, default)
             if timing is None or (step in SUMMARY_KEYS and step not in steps):
                 continue
-            if steps and step not in steps and number(timing[1]) is None:
+            if steps and step not in steps and read_number(timing[1]) is None:
                 continue  # text under a key that is no step: commentary
             collector.add(step, timing[0], timing[1])
             explicit = explicit or timing[2]
@@ -229,7 +229,7 @@ def schedule_readings(
     value: Any, steps: Collection[str] = (), duplicates: Collection[str] = ()
 ) -> list[tuple[Parsed, bool]]:
     """Every part of a decoded value that reads as a schedule, and whether it sits under a *final* key."""
-    found = search(
+    found = find_parts(
         value,
         lambda node, key: _accept(node, key, steps, duplicates),
         WRAPPERS + DELAY_WRAPPERS,
@@ -247,7 +247,7 @@ def _parts(parsed: Parsed) -> frozenset[Hashable]:
 
 
 def _chosen(readings: list[Reading[Parsed]], text: str, reasoning: bool) -> Parsed | Violation:
-    chosen = choose(readings, text, _key, _parts)
+    chosen = choose_reading(readings, text, _key, _parts)
     if isinstance(chosen, Ambiguous):
         return Violation(kind="ambiguous", message=chosen.message("schedules"))
     parsed, span = chosen.value, chosen.span

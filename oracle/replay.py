@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import networkx as nx
-
 from peakopt.models import Workflow
 from peakopt.oracle.exact import before
 from peakopt.oracle.parse import Parsed
@@ -98,8 +96,9 @@ def replay(
     starts = {step: value for step, value in parsed.values.items() if step not in workflow.index}
     problems = [_negative(s, v, parsed.kind) for s, v in parsed.values.items() if v < 0]
     pushed, late, filled = 0, [], 0
-    for step in nx.topological_sort(workflow.graph):
-        task = workflow.task(step)
+    for position in workflow.topological_order:
+        task = workflow.tasks[position]
+        step = task.id
         ready = max(
             (starts[p] + workflow.task(p).length for p in task.depends_on if p in starts), default=0.0
         )

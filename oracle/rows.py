@@ -31,6 +31,8 @@ class ScoreRow(BaseModel):
         Where the record came from: its line in the input file, its ``id`` field.
     workflow, machine, source, tier
         What was scored, who produced it, and ``workflow.meta["tier"]``.
+    setting
+        The prompt setting the answer was given in (``rasc``, ``durations``...), as its record says.
     valid
         False when the record could not be read or its schedule breaks a rule.
     reasons, reason_kinds
@@ -64,6 +66,7 @@ class ScoreRow(BaseModel):
     machine: str | None = None
     source: str | None = None
     tier: str | None = None
+    setting: str | None = None
     valid: bool
     reasons: list[str] = Field(default_factory=list)
     reason_kinds: list[str] = Field(default_factory=list)
@@ -153,7 +156,8 @@ class PlanRow(BaseModel):
 
     Metric fields are None when the record could not be read (``valid`` False);
     the ``reduction_*`` fields are also None for a cyclic prediction. See
-    :class:`~peakopt.oracle.planning.PlanScore` for the definitions.
+    :class:`~peakopt.oracle.planning.PlanScore` for the definitions;
+    ``setting`` is the record's, as in :class:`ScoreRow`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -163,6 +167,7 @@ class PlanRow(BaseModel):
     workflow: str | None = None
     source: str | None = None
     tier: str | None = None
+    setting: str | None = None
     valid: bool
     reasons: list[str] = Field(default_factory=list)
     reason_kinds: list[str] = Field(default_factory=list)

@@ -16,7 +16,7 @@ and keeps the spans that can hold an answer:
 - a closing bracket that does not match closes the nearest open bracket it
   matches, abandoning those in between; one that matches none is prose, and
   so is every bracket outside JSON-looking spans that does not open one;
-- a span nested deeper than :data:`MAX_DEPTH` is skipped: no answer is;
+- a span nested deeper than :data:`MAX_SPAN_DEPTH` is skipped: no answer is;
 - the outermost JSON-looking span still open at the end of the text is
   *truncated*: it comes with the brackets that would close it.
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 #: Spans nested deeper than this are skipped: no schedule is, and json-repair recurses on them.
-MAX_DEPTH = 64
+MAX_SPAN_DEPTH = 64
 
 _OPENERS = re.compile(r"[\[{]+")
 _BRACKETS = re.compile(r"[\[{]+|[\]}]")
@@ -152,7 +152,9 @@ class _Scan:
     def pop(self, end: int | None) -> None:
         """Drop the top frame; keep its span if it closed at ``end`` and can hold an answer."""
         level = len(self.starts) - 1
-        usable = end is not None and self.structure[-1] and self.depth[-1] < MAX_DEPTH and self.top_is_json()
+        usable = (
+            end is not None and self.structure[-1] and self.depth[-1] < MAX_SPAN_DEPTH and self.top_is_json()
+        )
         start, mark, depth = self.starts.pop(), self.marks.pop(), self.depth.pop()
         self.open[self.chars.pop()] -= 1
         self.structure.pop()
@@ -267,13 +269,13 @@ class _Scan:
     def truncated(self, cut_string: int | None) -> None:
         """Keep the outermost JSON-looking span still open at the end, with what would close it."""
         count = len(self.starts)
-        # a frame with MAX_DEPTH open frames inside it is too deep: only the innermost can qualify
-        first = max(0, count - MAX_DEPTH)
+        # a frame with MAX_SPAN_DEPTH open frames inside it is too deep: only the innermost can qualify
+        first = max(0, count - MAX_SPAN_DEPTH)
         depths = self.depth[first:]
         for k in range(len(depths) - 2, -1, -1):
             depths[k] = max(depths[k], depths[k + 1] + 1)
         for k in range(first, count):
-            if not (self.structure[k] and depths[k - first] < MAX_DEPTH):
+            if not (self.structure[k] and depths[k - first] < MAX_SPAN_DEPTH):
                 continue
             if self.json[k] is None:
                 self.json[k] = _json_like(self.text, self.starts[k], self.chars[k])

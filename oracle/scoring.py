@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from peakopt.models import Machine, Schedule, SolveResult, Suite, Workflow
-from peakopt.oracle.evaluate import evaluate
-from peakopt.oracle.gap import with_reference
+from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.parse import Parsed, parse_response, parse_starts
 from peakopt.oracle.planning import plan_score
 from peakopt.oracle.replay import DelayFrom, Missing, Mode, replay
@@ -25,11 +24,11 @@ from peakopt.oracle.score import Violation
 from peakopt.oracle.structure import Structure, parse_structure, structure_from_response
 
 #: (workflow id, machine name) -> the reference result for that pair.
-References = Mapping[tuple[str, str | None], SolveResult]
+ReferenceIndex = Mapping[tuple[str, str | None], SolveResult]
 
 
 @dataclass(frozen=True)
-class Options:
+class ReplayOptions:
     """How records are replayed (see :mod:`peakopt.oracle.replay`)."""
 
     mode: Mode = "literal"
@@ -37,7 +36,7 @@ class Options:
     missing: Missing = "invalid"
 
 
-def index_references(results: Iterable[SolveResult]) -> dict[tuple[str, str | None], SolveResult]:
+def index_references(results: Iterable[SolveResult]) -> ReferenceIndex:
     """References by (workflow, machine); a later result for the same pair replaces an earlier one.
 
     The results are not checked here: files read by the command line go
@@ -51,7 +50,11 @@ def _text(value: Any) -> str | None:
 
 
 def identity(record: Mapping[str, Any] | None, line: int | None = None) -> dict[str, Any]:
-    """The fields that say which record a row is about: line, id, workflow, machine, source."""
+    """The fields that say which record a row is about: line, id, workflow, machine, source, setting.
+
+    ``setting`` is the prompt setting the answer was given in (copied from the
+    prompt record), so that rows can be grouped by it.
+    """
     record = record or {}
     return {
         "line": line,
@@ -59,6 +62,7 @@ def identity(record: Mapping[str, Any] | None, line: int | None = None) -> dict[
         "workflow": _text(record.get("workflow")),
         "machine": _text(record.get("machine")),
         "source": _text(record.get("source")),
+        "setting": _text(record.get("setting")),
     }
 
 
@@ -109,8 +113,8 @@ def read_timings(record: Mapping[str, Any], workflow: Workflow) -> Parsed | Viol
 def score_record(
     record: Mapping[str, Any] | None,
     suite: Suite,
-    references: References | None = None,
-    options: Options | None = None,
+    references: ReferenceIndex | None = None,
+    options: ReplayOptions | None = None,
     *,
     line: int | None = None,
     error: str | None = None,
@@ -134,7 +138,7 @@ def score_record(
     -------
     ScoreRow
     """
-    options = options or Options()
+    options = options or ReplayOptions()
     ident = identity(record, line)
     if error is not None or record is None:
         return ScoreRow.invalid([Violation(kind="parse", message=error or "unreadable record")], **ident)
@@ -167,6 +171,7 @@ def score_record(
         line=line,
         id=ident["id"],
         tier=ident["tier"],
+        setting=ident["setting"],
         **read,
         starts=replayed.starts,
         pushed=replayed.pushed,

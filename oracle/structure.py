@@ -28,8 +28,8 @@ from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from peakopt.oracle.answer import Ambiguous, Reading, choose, split_reasoning
-from peakopt.oracle.extract import find_json, is_id, naming, search, step_of
+from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning
+from peakopt.oracle.extract import find_json, find_parts, is_id, naming, step_of
 from peakopt.oracle.score import Violation
 
 STRUCTURE_KEYS = (
@@ -180,7 +180,7 @@ def parse_structure(value: Any, steps: Collection[str] = ()) -> Structure | None
     The first part found is taken, breadth-first, under keys holding *final*
     first, then under :data:`STRUCTURE_KEYS`.
     """
-    found = search(value, lambda node, key: _accept(node, key, steps), FINAL_KEYS + STRUCTURE_KEYS)
+    found = find_parts(value, lambda node, key: _accept(node, key, steps), FINAL_KEYS + STRUCTURE_KEYS)
     return found[0][0] if found else None
 
 
@@ -207,7 +207,7 @@ def structure_from_response(text: str, steps: Collection[str] = ()) -> Structure
         ]
         if not readings:
             continue
-        chosen = choose(readings, part, _key)
+        chosen = choose_reading(readings, part, _key)
         if isinstance(chosen, Ambiguous):
             return Violation(kind="ambiguous", message=chosen.message("structures"))
         if chosen.span.truncated:

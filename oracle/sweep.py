@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from peakopt.models import Workflow
-from peakopt.oracle.exact import on_grid, over, to_float
+from peakopt.oracle.exact import close, on_grid, over, to_float
 
 #: A placed segment on the grids: (start, end, task, amount).
 Placed = tuple[int, int, str, int]
@@ -31,7 +31,7 @@ class Run:
 
 
 @dataclass(frozen=True)
-class Piece:
+class LoadPiece:
     """The load on one resource is constant over [start, end).
 
     ``active`` maps each running task to its demand on the resource.
@@ -91,7 +91,7 @@ def demand_grid(workflow: Workflow, resource: str, capacity: float) -> Demands:
     return Demands(exponent, ints[0], tuple(tuple(next(rest) for _ in t.segments) for t in workflow.tasks))
 
 
-def place(workflow: Workflow, grid: Grid, demands: Demands) -> list[Placed]:
+def place_segments(workflow: Workflow, grid: Grid, demands: Demands) -> list[Placed]:
     """(start, end, task, amount) of every placed segment that uses the resource, on the grids."""
     found = []
     for task, bounds, amounts in zip(workflow.tasks, grid.bounds, demands.demand, strict=True):
@@ -133,6 +133,64 @@ def pieces(
         yield here, after, load, alone, active
 
 
+@dataclass
+class Overflow:
+    """One overflow interval on the grids, as the sweep grows it."""
+
+    start: int
+    end: int
+    load: int
+    avoidable: int
+    tasks: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Swept:
+    """One resource's integrals over a schedule, on the grids (amount units × time units)."""
+
+    area: int  # ∫ max(0, L − C) dτ (in noise stretches, each step's own overload only)
+    avoidable: int  # the part of ``area`` beyond what each step causes on its own
+    used: int  # ∫ min(L, C) dτ
+    peak: int  # highest load over stretches longer than noise
+    overflows: list[Overflow]
+
+
+def sweep(placed: list[Placed], cap: int, scale: int) -> Swept:
+    """The integrals of one resource's load against capacity ``cap`` in a schedule of time ``scale``.
+
+    A stretch shorter than the tolerance (:func:`~peakopt.oracle.exact.close`) is
+    noise: its steps count as run one after another (their own overload only), and
+    it neither sets the peak nor starts or ends an overflow interval.
+    """
+    area = avoidable = used = peak = 0
+    done: list[Overflow] = []
+    current: Overflow | None = None
+    for here, after, load, alone, active in pieces(placed, cap):
+        width = after - here
+        used += min(load, cap) * width
+        area += alone * width  # what each running step causes on its own: no schedule avoids it
+        if close(here, after, scale):
+            continue
+        peak = max(peak, load)
+        # beyond what the steps force on their own, a load within the tolerance of C is at C
+        extra = (load - cap - alone) * width if over(load - alone, cap) else 0
+        if not (extra or alone):
+            if current is not None:
+                done.append(current)
+                current = None
+            continue
+        area, avoidable = area + extra, avoidable + extra
+        if current is None:
+            current = Overflow(here, after, load, extra, set(active))
+        else:
+            current.end, current.load = after, max(current.load, load)
+            current.avoidable += extra
+            current.tasks.update(active)
+    if current is not None:
+        done.append(current)
+    return Swept(area, avoidable, used, peak, done)
+
+
 def runs(workflow: Workflow, starts: Mapping[str, float], resource: str) -> list[Run]:
     """Every placed segment that uses ``resource`` (tasks without a start are skipped).
 
@@ -142,11 +200,11 @@ def runs(workflow: Workflow, starts: Mapping[str, float], resource: str) -> list
     demands = demand_grid(workflow, resource, 1.0)  # no capacity: any grid of the demands will do
     return [
         Run(to_float(b, grid.exponent), to_float(e, grid.exponent), task, to_float(a, demands.exponent))
-        for b, e, task, a in place(workflow, grid, demands)
+        for b, e, task, a in place_segments(workflow, grid, demands)
     ]
 
 
-def load_profile(runs_: list[Run]) -> list[Piece]:
+def load_profile(runs_: list[Run]) -> list[LoadPiece]:
     """The load as constant pieces in time order, from the first run to the last (exact sums).
 
     Pieces of zero load between runs are included.
@@ -155,7 +213,7 @@ def load_profile(runs_: list[Run]) -> list[Piece]:
     unit, amounts = on_grid([run.amount for run in runs_])
     given = [(times[2 * k], times[2 * k + 1], run.task, amounts[k]) for k, run in enumerate(runs_)]
     return [
-        Piece(
+        LoadPiece(
             to_float(here, exponent),
             to_float(after, exponent),
             to_float(load, unit),

@@ -14,9 +14,9 @@ from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import ScoreSummary, aggregate
-from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.charts import data_uri, gap_distribution, group_bars, makespan_vs_cva
+from peakopt.plots.columns import summary_columns
 from peakopt.plots.schedule_plot import Drawn, figure
 
 STYLE = """
@@ -41,7 +41,7 @@ class WorstCase:
     drawn: Sequence[Drawn]
 
 
-def summary_table(summaries: Sequence[ScoreSummary], keys: Sequence[str], table_id: str) -> str:
+def summary_html(summaries: Sequence[ScoreSummary], keys: Sequence[str], table_id: str) -> str:
     """An HTML table of aggregates, one row per group (the terminal tables' columns)."""
     columns = summary_columns(gaps=True)
     head = [f'<th class="key">{escape(k)}</th>' for k in keys] + [f"<th>{escape(h)}</th>" for h, _ in columns]
@@ -73,7 +73,7 @@ def _by_section(rows: Sequence[ScoreRow], key: str) -> str:
     charts += _image(group_bars(summaries, key, "mean_gap"), f"mean gap to optimum (%) per {key}")
     return (
         f"<h2>Per {escape(key)}</h2>"
-        + summary_table(summaries, ("source", key), f"by-{key}")
+        + summary_html(summaries, ("source", key), f"by-{key}")
         + f'<div class="charts">{charts}</div>'
     )
 
@@ -104,7 +104,7 @@ def render_report(
         f'<p class="note">{len(rows)} scored records. Gaps are to the proven optimum and '
         "cover safe schedules only.</p>",
         "<h2>Summary</h2>",
-        summary_table(summaries, ("source",), "summary"),
+        summary_html(summaries, ("source",), "summary"),
         "<h2>Distributions</h2>",
         '<div class="charts">'
         + _image(gap_distribution(rows), "gap to optimum per method")

@@ -19,8 +19,8 @@ from matplotlib.patches import Patch
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
-from peakopt.oracle.columns import gap_cell
 from peakopt.oracle.exact import before
+from peakopt.plots.columns import gap_cell
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"
@@ -179,7 +179,7 @@ def figure(
     Returns
     -------
     Figure
-        The figure; save it with :func:`save`.
+        The figure; save it with :func:`save_figure`.
     """
     if not drawn:
         raise ValueError("nothing to draw")
@@ -229,7 +229,7 @@ def _legend(fig: Figure, colours: dict[str, str], overload: bool) -> None:
     )
 
 
-def save(fig: Figure, path: str | Path) -> None:
+def save_figure(fig: Figure, path: str | Path) -> None:
     """Write ``fig`` as PNG or SVG, by the file's extension."""
     target = Path(path)
     if target.suffix.lower() not in (".png", ".svg"):

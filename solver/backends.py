@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from peakopt.solver.conflicts import Node
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 #: progress(incumbent, bound) in ticks; the incumbent is None when only the bound moved.
 Progress = Callable[[int | None, int], None]
@@ -82,13 +82,13 @@ class Request:
     limits
         The budget.
     options
-        The backend's own switches (:class:`peakopt.solver.cpsat.Options` for ``cpsat``);
+        The backend's own switches (:class:`peakopt.solver.cpsat.CpsatOptions` for ``cpsat``);
         None for its defaults.
     progress
         Called with (incumbent, bound) in ticks whenever either improves, if the backend can say.
     """
 
-    problem: Problem
+    problem: IntegerProblem
     initial: list[int]
     lower: int
     cliques: list[list[Node]]

@@ -5,38 +5,30 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import networkx as nx
-
 from peakopt.models import Machine, Workflow
+from peakopt.models.workflow import longest_chains
 from peakopt.oracle.exact import fraction
-from peakopt.solver.conflicts import Node, topological_order
-from peakopt.solver.scaling import Problem
+from peakopt.solver.conflicts import Node
+from peakopt.solver.scaling import IntegerProblem
 
 
-def heads(problem: Problem) -> list[int]:
+def heads(problem: IntegerProblem) -> list[int]:
     """Earliest start of each task, from precedences alone (ticks)."""
-    head = [0] * problem.size
-    for j in topological_order(problem):
-        head[j] = max((head[i] + problem.length[i] for i in problem.preds[j]), default=0)
-    return head
+    return longest_chains(problem.order, problem.preds, problem.length, 0)[0]
 
 
-def tails(problem: Problem) -> list[int]:
+def tails(problem: IntegerProblem) -> list[int]:
     """Shortest time that must follow each task's end, from precedences alone (ticks)."""
-    tail = [0] * problem.size
-    for j in reversed(topological_order(problem)):
-        for i in problem.preds[j]:
-            tail[i] = max(tail[i], problem.length[j] + tail[j])
-    return tail
+    return longest_chains(problem.order, problem.preds, problem.length, 0)[1]
 
 
-def critical_path(problem: Problem) -> int:
+def critical_path(problem: IntegerProblem) -> int:
     """Length of the longest precedence chain (ticks)."""
     head = heads(problem)
     return max((h + d for h, d in zip(head, problem.length, strict=True)), default=0)
 
 
-def energy_bound(problem: Problem) -> int:
+def energy_bound(problem: IntegerProblem) -> int:
     """Per resource, total demand × time over capacity, rounded up; the largest (ticks)."""
     best = 0
     for m, cap in enumerate(problem.capacity):
@@ -45,7 +37,7 @@ def energy_bound(problem: Problem) -> int:
     return best
 
 
-def clique_bound(problem: Problem, cliques: list[list[Node]]) -> int:
+def clique_bound(problem: IntegerProblem, cliques: list[list[Node]]) -> int:
     """Largest ``min head + total size + min tail`` over cliques of pieces that run one at a time."""
     head, tail = heads(problem), tails(problem)
     best = 0
@@ -57,12 +49,12 @@ def clique_bound(problem: Problem, cliques: list[list[Node]]) -> int:
     return best
 
 
-def _piece_end(problem: Problem, node: Node) -> int:
+def _piece_end(problem: IntegerProblem, node: Node) -> int:
     piece = problem.pieces[node.task][node.piece]
     return piece.offset + piece.size
 
 
-def lower_bound(problem: Problem, cliques: list[list[Node]]) -> int:
+def lower_bound(problem: IntegerProblem, cliques: list[list[Node]]) -> int:
     """The best of the critical-path, energy and clique bounds (ticks)."""
     return max(critical_path(problem), energy_bound(problem), clique_bound(problem, cliques))
 
@@ -74,12 +66,9 @@ def real_lower_bound(workflow: Workflow, machine: Machine) -> Fraction:
     :func:`float_below`); used when the scaled problem was rounded, whose own
     bounds are then bounds of the rounded problem, not of the real one.
     """
-    lengths = dict(zip(workflow.index, real_lengths(workflow), strict=True))
-    finish: dict[str, Fraction] = {}
-    for task_id in _topological_ids(workflow):
-        task = workflow.task(task_id)
-        finish[task_id] = max((finish[p] for p in task.depends_on), default=Fraction(0)) + lengths[task_id]
-    best = max(finish.values(), default=Fraction(0))
+    lengths = real_lengths(workflow)
+    heads, _ = longest_chains(workflow.topological_order, workflow.predecessors, lengths, Fraction(0))
+    best = max(h + d for h, d in zip(heads, lengths, strict=True))
     for resource, cap in machine.capacity.items():
         capacity = fraction(cap)
         energy = sum(
@@ -105,7 +94,3 @@ def float_below(value: Fraction) -> float:
     while fraction(x) > value:
         x = math.nextafter(x, -math.inf)
     return x
-
-
-def _topological_ids(workflow: Workflow) -> list[str]:
-    return list(nx.topological_sort(workflow.graph))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 #: At most this many cliques are kept (each becomes one constraint).
 MAX_CLIQUES = 256
@@ -36,39 +36,23 @@ class Node:
     piece: int
 
 
-def topological_order(problem: Problem) -> list[int]:
-    """Task indices, every predecessor before its successors."""
-    pending = [len(p) for p in problem.preds]
-    succs: list[list[int]] = [[] for _ in problem.ids]
-    for j, preds in enumerate(problem.preds):
-        for i in preds:
-            succs[i].append(j)
-    order = [i for i, n in enumerate(pending) if n == 0]
-    for i in order:  # the list grows while it is read: Kahn's algorithm
-        for j in succs[i]:
-            pending[j] -= 1
-            if pending[j] == 0:
-                order.append(j)
-    return order
-
-
-def reachability(problem: Problem) -> NDArray[np.bool_]:
+def reachability(problem: IntegerProblem) -> NDArray[np.bool_]:
     """``reach[i, j]`` when task ``j`` transitively depends on task ``i``."""
     n = problem.size
     reach = np.zeros((n, n), dtype=bool)
-    for j in topological_order(problem):
+    for j in problem.order:
         for i in problem.preds[j]:
             reach[:, j] |= reach[:, i]
             reach[i, j] = True
     return reach
 
 
-def nodes(problem: Problem) -> list[Node]:
+def nodes(problem: IntegerProblem) -> list[Node]:
     """Every piece of positive size."""
     return [Node(i, k) for i, pieces in enumerate(problem.pieces) for k, p in enumerate(pieces) if p.size > 0]
 
 
-def resource_conflicts(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+def resource_conflicts(problem: IntegerProblem, found: list[Node]) -> NDArray[np.bool_]:
     """``conflict[a, b]`` when pieces ``a`` and ``b`` together exceed some capacity."""
     demand = np.array(
         [problem.pieces[node.task][node.piece].demand for node in found], dtype=np.int64
@@ -80,7 +64,7 @@ def resource_conflicts(problem: Problem, found: list[Node]) -> NDArray[np.bool_]
     return conflict
 
 
-def ordered(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+def ordered(problem: IntegerProblem, found: list[Node]) -> NDArray[np.bool_]:
     """``ordered[a, b]`` when the tasks of pieces ``a`` and ``b`` are the same or ordered by precedence."""
     tasks = np.array([node.task for node in found], dtype=np.int64)
     reach = reachability(problem)[np.ix_(tasks, tasks)]
@@ -88,14 +72,14 @@ def ordered(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
     return same | reach | reach.T
 
 
-def conflict_matrix(problem: Problem, found: list[Node]) -> NDArray[np.bool_]:
+def conflict_matrix(problem: IntegerProblem, found: list[Node]) -> NDArray[np.bool_]:
     """``conflict[a, b]`` when pieces ``a`` and ``b`` can never overlap."""
     conflict = resource_conflicts(problem, found) | ordered(problem, found)
     np.fill_diagonal(conflict, False)
     return conflict
 
 
-def disjunctive_pairs(problem: Problem, limit: int = MAX_PAIRS) -> list[tuple[Node, Node]]:
+def disjunctive_pairs(problem: IntegerProblem, limit: int = MAX_PAIRS) -> list[tuple[Node, Node]]:
     """Pairs of pieces that exceed a capacity together and that no precedence orders yet.
 
     Empty when there are more than ``limit`` (each pair costs a literal and two constraints).
@@ -110,7 +94,7 @@ def disjunctive_pairs(problem: Problem, limit: int = MAX_PAIRS) -> list[tuple[No
     return [(found[a], found[b]) for a, b in zip(rows.tolist(), cols.tolist(), strict=True)]
 
 
-def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node]]:
+def greedy_cliques(problem: IntegerProblem, limit: int = MAX_CLIQUES) -> list[list[Node]]:
     """Maximal cliques grown greedily from each piece, longest pieces first.
 
     Only cliques with at least two pieces that are not contained in an
@@ -140,7 +124,7 @@ def greedy_cliques(problem: Problem, limit: int = MAX_CLIQUES) -> list[list[Node
     return [[found[k] for k in members] for members in cliques]
 
 
-def forbidden_sets(problem: Problem, limit: int = MAX_SETS) -> list[tuple[Node, ...]]:
+def forbidden_sets(problem: IntegerProblem, limit: int = MAX_SETS) -> list[tuple[Node, ...]]:
     """Minimal sets of three or four pieces that exceed a capacity together (no pair of them does).
 
     In every schedule two pieces of such a set are ordered one after the
@@ -178,7 +162,7 @@ def _cliques_of(free: NDArray[np.bool_], size: int) -> list[tuple[int, ...]]:
 
 
 @dataclass(frozen=True)
-class Structure:
+class ConflictStructure:
     """What the model adds beyond the textbook: cliques, disjunctive pairs, forbidden sets."""
 
     cliques: list[list[Node]]
@@ -186,7 +170,7 @@ class Structure:
     sets: list[tuple[Node, ...]]
 
 
-def structure(problem: Problem, cliques: list[list[Node]] | None = None) -> Structure:
+def conflict_structure(problem: IntegerProblem, cliques: list[list[Node]] | None = None) -> ConflictStructure:
     """Greedy cliques (unless given), and on fine grids the disjunctive pairs and forbidden sets.
 
     Ordering literals pay off where start times have many values (0.01 s
@@ -195,5 +179,5 @@ def structure(problem: Problem, cliques: list[list[Node]] | None = None) -> Stru
     """
     cliques = greedy_cliques(problem) if cliques is None else cliques
     if problem.coarse:
-        return Structure(cliques, [], [])
-    return Structure(cliques, disjunctive_pairs(problem), forbidden_sets(problem))
+        return ConflictStructure(cliques, [], [])
+    return ConflictStructure(cliques, disjunctive_pairs(problem), forbidden_sets(problem))

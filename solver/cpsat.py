@@ -3,7 +3,7 @@
 A fresh model per solve, built by one short function per family (variables,
 precedences, cumulatives, redundant no-overlaps, objective). What the
 benchmarks showed to help (see the README's figures) is on by default in
-:class:`Options`; the rest can be switched on to measure it again.
+:class:`CpsatOptions`; the rest can be switched on to measure it again.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from peakopt.solver.bounds import heads, tails
-from peakopt.solver.conflicts import Node, Structure
-from peakopt.solver.scaling import Problem
+from peakopt.solver.conflicts import ConflictStructure, Node
+from peakopt.solver.scaling import IntegerProblem
 
 #: The decision searches of the destructive step: the problem as it is, or time-mirrored.
 Prover = Literal["forward", "mirrored"]
 
 
 @dataclass(frozen=True)
-class Options:
+class CpsatOptions:
     """Model and search switches (the defaults are what measured best).
 
     Attributes
@@ -70,7 +70,7 @@ class Model:
     makespan: cp_model.IntVar
 
 
-def variables(model: cp_model.CpModel, problem: Problem, horizon: int) -> list[cp_model.IntVar]:
+def variables(model: cp_model.CpModel, problem: IntegerProblem, horizon: int) -> list[cp_model.IntVar]:
     """Start of each task, within its precedence window under ``horizon``."""
     head, tail = heads(problem), tails(problem)
     return [
@@ -80,7 +80,7 @@ def variables(model: cp_model.CpModel, problem: Problem, horizon: int) -> list[c
 
 
 def piece_intervals(
-    model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_model.IntVar]
+    model: cp_model.CpModel, problem: IntegerProblem, starts: Sequence[cp_model.IntVar]
 ) -> dict[Node, cp_model.IntervalVar]:
     """One fixed-size interval per piece, at a fixed offset from its task's start."""
     return {
@@ -91,7 +91,7 @@ def piece_intervals(
     }
 
 
-def precedences(model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_model.IntVar]) -> None:
+def precedences(model: cp_model.CpModel, problem: IntegerProblem, starts: Sequence[cp_model.IntVar]) -> None:
     """A task starts after each predecessor ends."""
     for j, preds in enumerate(problem.preds):
         for i in preds:
@@ -100,7 +100,7 @@ def precedences(model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_m
 
 def cumulatives(
     model: cp_model.CpModel,
-    problem: Problem,
+    problem: IntegerProblem,
     intervals: dict[Node, cp_model.IntervalVar],
     tail: cp_model.IntervalVar | None,
 ) -> None:
@@ -128,7 +128,10 @@ def no_overlaps(
 
 
 def orderings(
-    model: cp_model.CpModel, problem: Problem, starts: Sequence[cp_model.IntVar], found: Structure
+    model: cp_model.CpModel,
+    problem: IntegerProblem,
+    starts: Sequence[cp_model.IntVar],
+    found: ConflictStructure,
 ) -> None:
     """Literals "piece a ends before piece b starts", and which of them must hold.
 
@@ -158,7 +161,7 @@ def orderings(
 
 def objective(
     model: cp_model.CpModel,
-    problem: Problem,
+    problem: IntegerProblem,
     starts: Sequence[cp_model.IntVar],
     lower: int,
     horizon: int,
@@ -176,12 +179,12 @@ def objective(
 
 
 def build(
-    problem: Problem,
+    problem: IntegerProblem,
     *,
     horizon: int,
     lower: int,
-    found: Structure,
-    options: Options,
+    found: ConflictStructure,
+    options: CpsatOptions,
     minimise: bool = True,
 ) -> Model:
     """A fresh model whose schedules all end by ``horizon``."""

@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.conflicts import Structure
-from peakopt.solver.cpsat import Model, Options, Prover, build
+from peakopt.solver.conflicts import ConflictStructure
+from peakopt.solver.cpsat import CpsatOptions, Model, Prover, build
 from peakopt.solver.feasibility import end
-from peakopt.solver.scaling import Problem, mirror
+from peakopt.solver.scaling import IntegerProblem, mirror
 
-NOTHING = Structure([], [], [])
+NOTHING = ConflictStructure([], [], [])
 
 
 @dataclass
@@ -38,7 +38,12 @@ class Attempt:
 
 
 def decision_model(
-    problem: Problem, target: int, lower: int, found: Structure, options: Options, solver: cp_model.CpSolver
+    problem: IntegerProblem,
+    target: int,
+    lower: int,
+    found: ConflictStructure,
+    options: CpsatOptions,
+    solver: cp_model.CpSolver,
 ) -> Model:
     """The question "a schedule ending by ``target``?" as a model, and the solver set up for it."""
     if not (problem.coarse and options.decision_plain):
@@ -50,11 +55,11 @@ def decision_model(
 
 
 def attempt(
-    problem: Problem,
+    problem: IntegerProblem,
     target: int,
     lower: int,
-    found: Structure,
-    options: Options,
+    found: ConflictStructure,
+    options: CpsatOptions,
     solver: cp_model.CpSolver,
     prover: Prover,
 ) -> Attempt:
@@ -71,7 +76,7 @@ def attempt(
     return Attempt(model, solver, backwards)
 
 
-def usable(problem: Problem, provers: tuple[Prover, ...]) -> tuple[Prover, ...]:
+def usable(problem: IntegerProblem, provers: tuple[Prover, ...]) -> tuple[Prover, ...]:
     """The provers worth running on ``problem``: the mirrored one only on coarse time grids.
 
     At least the forward one, so that the destructive step always has a search.

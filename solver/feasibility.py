@@ -7,15 +7,15 @@ from fractions import Fraction
 
 from peakopt.models import Schedule, Workflow
 from peakopt.solver.bounds import real_lengths
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 
-def end(problem: Problem, starts: Sequence[int]) -> int:
+def end(problem: IntegerProblem, starts: Sequence[int]) -> int:
     """Makespan of integer starts (ticks)."""
     return max((s + d for s, d in zip(starts, problem.length, strict=True)), default=0)
 
 
-def feasible(problem: Problem, starts: Sequence[int]) -> bool:
+def feasible(problem: IntegerProblem, starts: Sequence[int]) -> bool:
     """Whether integer starts respect every precedence and capacity of the scaled problem.
 
     This is the check a hint passes before CP-SAT sees it; the returned
@@ -42,7 +42,7 @@ def feasible(problem: Problem, starts: Sequence[int]) -> bool:
     return True
 
 
-def to_ticks(problem: Problem, schedule: Schedule, tick: Fraction | None = None) -> list[int] | None:
+def to_ticks(problem: IntegerProblem, schedule: Schedule, tick: Fraction | None = None) -> list[int] | None:
     """The schedule's starts rounded to ticks, if they form a feasible schedule of the problem.
 
     ``tick`` is the schedule's time unit in ticks' terms: the problem's tick by
@@ -56,7 +56,7 @@ def to_ticks(problem: Problem, schedule: Schedule, tick: Fraction | None = None)
     return starts if feasible(problem, starts) else None
 
 
-def serial(problem: Problem, order: Sequence[int]) -> list[int]:
+def serial(problem: IntegerProblem, order: Sequence[int]) -> list[int]:
     """Tasks one after another in ``order`` (a topological order): always feasible."""
     starts = [0] * problem.size
     clock = 0
@@ -66,12 +66,12 @@ def serial(problem: Problem, order: Sequence[int]) -> list[int]:
     return starts
 
 
-def to_seconds(problem: Problem, starts: Sequence[int]) -> dict[str, float]:
+def to_seconds(problem: IntegerProblem, starts: Sequence[int]) -> dict[str, float]:
     """Integer starts as a task id -> seconds mapping."""
     return {task_id: problem.seconds(s) for task_id, s in zip(problem.ids, starts, strict=True)}
 
 
-def left_justified(workflow: Workflow, problem: Problem, starts: Sequence[int]) -> dict[str, float]:
+def left_justified(workflow: Workflow, problem: IntegerProblem, starts: Sequence[int]) -> dict[str, float]:
     """A schedule in ticks of a rounded problem, compressed in real time (seconds).
 
     Each task starts once every task that ends before it starts in ticks has

@@ -17,7 +17,7 @@ from peakopt.models import PeakoptError
 from peakopt.solver.backends import Limits, Outcome, Request
 from peakopt.solver.bounds import heads, tails
 from peakopt.solver.feasibility import end, feasible
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 if TYPE_CHECKING:
     import pulp
@@ -30,7 +30,7 @@ class MilpTooLarge(PeakoptError):
     """The time-indexed MILP would be too large for this instance."""
 
 
-def windows(problem: Problem, horizon: int) -> list[range]:
+def windows(problem: IntegerProblem, horizon: int) -> list[range]:
     """Possible start ticks of each task under ``horizon``."""
     head, tail = heads(problem), tails(problem)
     return [
@@ -39,7 +39,7 @@ def windows(problem: Problem, horizon: int) -> list[range]:
 
 
 def _load_rows(
-    problem: Problem, x: dict[tuple[int, int], pulp.LpVariable], starts: Sequence[range], horizon: int
+    problem: IntegerProblem, x: dict[tuple[int, int], pulp.LpVariable], starts: Sequence[range], horizon: int
 ) -> list[list[list[tuple[int, pulp.LpVariable]]]]:
     """Per resource and tick, the (demand, start variable) pairs that put load there."""
     rows: list[list[list[tuple[int, pulp.LpVariable]]]] = [
@@ -56,7 +56,9 @@ def _load_rows(
     return rows
 
 
-def build(problem: Problem, horizon: int, lower: int) -> tuple[pulp.LpProblem, list[pulp.LpAffineExpression]]:
+def build(
+    problem: IntegerProblem, horizon: int, lower: int
+) -> tuple[pulp.LpProblem, list[pulp.LpAffineExpression]]:
     """The time-indexed model and each task's start as an expression."""
     import pulp  # here: every solve imports this module, and only the milp backend needs PuLP
 
@@ -93,7 +95,7 @@ def _cbc(limits: Limits) -> pulp.LpSolver:
         )
 
 
-def solve_milp(problem: Problem, *, initial: list[int], lower: int, limits: Limits) -> Outcome:
+def solve_milp(problem: IntegerProblem, *, initial: list[int], lower: int, limits: Limits) -> Outcome:
     """Minimise the makespan with CBC, from ``initial`` (ticks) as the horizon.
 
     Raises

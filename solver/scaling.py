@@ -48,7 +48,7 @@ class Piece:
 
 
 @dataclass(frozen=True)
-class Problem:
+class IntegerProblem:
     """A workflow on a machine in integers, built once, read by the solvers (no pydantic).
 
     Attributes
@@ -63,6 +63,8 @@ class Problem:
         Per task, its profile as pieces of positive size covering [0, length).
     preds
         Per task, the indices of its predecessors.
+    order
+        The workflow's topological order (:attr:`peakopt.models.Workflow.topological_order`).
     tick, units
         Seconds per tick and, per resource, real amount per scaled unit.
     exact
@@ -79,6 +81,7 @@ class Problem:
     length: tuple[int, ...]
     pieces: tuple[tuple[Piece, ...], ...]
     preds: tuple[tuple[int, ...], ...]
+    order: tuple[int, ...]
     tick: Fraction
     units: tuple[Fraction, ...]
     exact: bool
@@ -271,7 +274,7 @@ def _note(tick: Fraction, time_exact: bool, rounded: list[tuple[str, Fraction]])
     return "; ".join(notes)
 
 
-def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Problem:
+def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> IntegerProblem:
     """The integer problem of ``workflow`` on ``machine``: clamped, scaled, conservative.
 
     Parameters
@@ -288,7 +291,7 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Pro
 
     Returns
     -------
-    Problem
+    IntegerProblem
         Exact when the shortest decimals of every duration, demand and
         capacity scale to integers within :data:`MAX_HORIZON` and
         :data:`MAX_ENERGY`; otherwise rounded so that every schedule of the
@@ -302,14 +305,14 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Pro
         length, task_pieces = _pieces(row, segs, not relaxed)
         lengths.append(length)
         pieces.append(task_pieces)
-    index = workflow.index
-    return Problem(
+    return IntegerProblem(
         ids=tuple(t.id for t in workflow.tasks),
         resources=resources,
         capacity=tuple(s.capacity for s in scaled),
         length=tuple(lengths),
         pieces=tuple(pieces),
-        preds=tuple(tuple(index[p] for p in t.depends_on) for t in workflow.tasks),
+        preds=workflow.predecessors,
+        order=workflow.topological_order,
         tick=tick,
         units=tuple(s.unit for s in scaled),
         exact=time_exact and all(s.exact for s in scaled),
@@ -320,7 +323,7 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Pro
     )
 
 
-def as_instance(problem: Problem) -> tuple[Workflow, Machine]:
+def as_instance(problem: IntegerProblem) -> tuple[Workflow, Machine]:
     """The integer problem as a workflow and a machine: a tick as a second, a unit as an amount.
 
     For the heuristics, when the real schedule they give does not fit the
@@ -343,7 +346,7 @@ def as_instance(problem: Problem) -> tuple[Workflow, Machine]:
     return Workflow(id="scaled", tasks=tuple(tasks)), Machine(name="scaled", capacity=capacity)
 
 
-def mirror(problem: Problem) -> Problem:
+def mirror(problem: IntegerProblem) -> IntegerProblem:
     """The problem backwards in time: successors become predecessors, profiles run in reverse.
 
     A schedule ``s'`` of the mirror with makespan ``T`` is the schedule

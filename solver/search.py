@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from peakopt.solver.backends import Limits, Outcome, Progress, Request
-from peakopt.solver.conflicts import Structure, structure
-from peakopt.solver.cpsat import Options, Prover, build
+from peakopt.solver.conflicts import ConflictStructure, conflict_structure
+from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.feasibility import end
-from peakopt.solver.scaling import Problem
+from peakopt.solver.scaling import IntegerProblem
 
 #: Phases shorter than this are not started (seconds).
 MIN_PHASE = 0.01
@@ -45,7 +45,9 @@ class Shared(Outcome):
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
     asking: dict[cp_model.CpSolver, int] = field(default_factory=dict, repr=False)
 
-    def offer(self, problem: Problem, starts: list[int] | None, bound: int | None, note: str | None) -> None:
+    def offer(
+        self, problem: IntegerProblem, starts: list[int] | None, bound: int | None, note: str | None
+    ) -> None:
         """Keep a better schedule or bound; once done, stop every running search.
 
         A better schedule also stops every decision search that asks about
@@ -74,14 +76,14 @@ class Shared(Outcome):
 
 
 @dataclass(frozen=True)
-class Job:
+class SearchState:
     """One search: the problem, what it may use, its limits, and the outcome its threads share."""
 
-    problem: Problem
+    problem: IntegerProblem
     outcome: Shared
-    found: Structure
+    found: ConflictStructure
     limits: Limits
-    options: Options
+    options: CpsatOptions
     deadline: float
     progress: Progress | None = None
 
@@ -104,7 +106,11 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
     """Shares each new incumbent at once (the prover's target) and reports progress."""
 
     def __init__(
-        self, problem: Problem, outcome: Shared, starts: list[cp_model.IntVar], progress: Progress | None
+        self,
+        problem: IntegerProblem,
+        outcome: Shared,
+        starts: list[cp_model.IntVar],
+        progress: Progress | None,
     ):
         super().__init__()
         self.problem, self.outcome, self.starts, self.progress = problem, outcome, starts, progress
@@ -115,12 +121,12 @@ class _Watcher(cp_model.CpSolverSolutionCallback):
             self.progress(round(self.objective_value), math.ceil(self.best_objective_bound - 1e-6))
 
 
-def optimise(job: Job, solver: cp_model.CpSolver) -> None:
+def optimise(state: SearchState, solver: cp_model.CpSolver) -> None:
     """Minimise the makespan from the current best schedule as hint and horizon."""
-    problem, outcome, progress = job.problem, job.outcome, job.progress
+    problem, outcome, progress = state.problem, state.outcome, state.progress
     with outcome.lock:
         hint, horizon, lower = list(outcome.starts), outcome.makespan, outcome.bound
-    model = build(problem, horizon=horizon, lower=lower, found=job.found, options=job.options)
+    model = build(problem, horizon=horizon, lower=lower, found=state.found, options=state.options)
     for var, value in zip(model.starts, hint, strict=True):
         model.model.add_hint(var, value)
     model.model.add_hint(model.makespan, horizon)
@@ -146,16 +152,16 @@ def optimise(job: Job, solver: cp_model.CpSolver) -> None:
     outcome.offer(problem, starts, bound, f"optimise:{solver.status_name(status).lower()}")
 
 
-def destructive(job: Job, prover: Prover) -> None:
+def destructive(state: SearchState, prover: Prover) -> None:
     """Ask "a schedule ending by UB − 1?" until infeasible (UB proven), out of time, or done."""
-    problem, outcome = job.problem, job.outcome
+    problem, outcome = state.problem, state.outcome
     while True:
-        seconds = job.deadline - time.monotonic()
+        seconds = state.deadline - time.monotonic()
         with outcome.lock:
             target, lower = outcome.makespan - 1, outcome.bound
         if outcome.done() or seconds < MIN_PHASE:
             return
-        run = attempt(problem, target, lower, job.found, job.options, job.solver(seconds, 1), prover)
+        run = attempt(problem, target, lower, state.found, state.options, state.solver(seconds, 1), prover)
         if not outcome.register(run.solver):
             return
         with outcome.lock:
@@ -173,67 +179,69 @@ def destructive(job: Job, prover: Prover) -> None:
             outcome.offer(problem, None, None, note)
             if not stale:
                 return
-        if job.progress is not None:
-            job.progress(outcome.makespan, outcome.bound)
+        if state.progress is not None:
+            state.progress(outcome.makespan, outcome.bound)
 
 
 def search(
-    problem: Problem,
+    problem: IntegerProblem,
     *,
     initial: list[int],
     lower: int,
-    found: Structure,
+    found: ConflictStructure,
     limits: Limits,
-    options: Options,
+    options: CpsatOptions,
     progress: Progress | None = None,
 ) -> Shared:
     """Improve ``initial`` (a feasible schedule in ticks) and raise ``lower`` within the limits."""
     span = end(problem, initial)
     outcome = Shared(list(initial), span, min(lower, span), gap_limit=limits.gap_limit)
-    job = Job(problem, outcome, found, limits, options, time.monotonic() + limits.time_limit, progress)
+    state = SearchState(
+        problem, outcome, found, limits, options, time.monotonic() + limits.time_limit, progress
+    )
     if outcome.done():
         return outcome
     if not options.destructive:
-        optimise(job, job.solver(limits.time_limit, limits.workers))
+        optimise(state, state.solver(limits.time_limit, limits.workers))
         return outcome
     if limits.workers == 1:
         # a deterministic budget keeps the turn, and so the whole run, reproducible
-        optimise(job, job.solver(limits.time_limit, 1, _share(options, limits, MIN_OPTIMISE_ALONE)))
-        destructive(job, usable(problem, options.provers)[0])
+        optimise(state, state.solver(limits.time_limit, 1, _share(options, limits, MIN_OPTIMISE_ALONE)))
+        destructive(state, usable(problem, options.provers)[0])
         return outcome
     # a good incumbent first (the heuristic one would send the provers after stale targets)
-    optimise(job, job.solver(_share(options, limits, MIN_OPTIMISE), limits.workers))
+    optimise(state, state.solver(_share(options, limits, MIN_OPTIMISE), limits.workers))
     if not outcome.done():
-        _side_by_side(job)
+        _side_by_side(state)
     return outcome
 
 
-def _share(options: Options, limits: Limits, least: float) -> float:
+def _share(options: CpsatOptions, limits: Limits, least: float) -> float:
     """Length of the first optimisation phase: a share of the limit, at least ``least`` (or half)."""
     return max(options.optimise_share * limits.time_limit, min(least, limits.time_limit / 2))
 
 
-def _side_by_side(job: Job) -> None:
+def _side_by_side(state: SearchState) -> None:
     """The provers, one worker each, and the optimiser on the workers left over, until the deadline."""
-    provers = usable(job.problem, job.options.provers)[: job.limits.workers]
-    threads = [threading.Thread(target=destructive, args=(job, prover)) for prover in provers]
+    provers = usable(state.problem, state.options.provers)[: state.limits.workers]
+    threads = [threading.Thread(target=destructive, args=(state, prover)) for prover in provers]
     for thread in threads:
         thread.start()
-    left = job.limits.workers - len(provers)
+    left = state.limits.workers - len(provers)
     if left > 0:
-        optimise(job, job.solver(job.deadline - time.monotonic(), left))
+        optimise(state, state.solver(state.deadline - time.monotonic(), left))
     for thread in threads:
         thread.join()
 
 
 def cpsat(request: Request) -> Outcome:
     """The ``cpsat`` backend: the conflict structure of the cliques, then :func:`search`."""
-    options = request.options if isinstance(request.options, Options) else Options()
+    options = request.options if isinstance(request.options, CpsatOptions) else CpsatOptions()
     return search(
         request.problem,
         initial=request.initial,
         lower=request.lower,
-        found=structure(request.problem, request.cliques),
+        found=conflict_structure(request.problem, request.cliques),
         limits=request.limits,
         options=options,
         progress=request.progress,

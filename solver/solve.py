@@ -11,16 +11,16 @@ from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash
-from peakopt.oracle import Score, cva_floor, evaluate, same_time
+from peakopt.oracle import Score, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
-from peakopt.solver.conflicts import Node, greedy_cliques, topological_order
-from peakopt.solver.cpsat import Options
+from peakopt.solver.conflicts import Node, greedy_cliques
+from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import milp
-from peakopt.solver.scaling import Problem, as_instance, scale
+from peakopt.solver.scaling import IntegerProblem, as_instance, scale
 from peakopt.solver.search import MIN_PHASE, cpsat
 
 register("cpsat", cpsat)
@@ -49,19 +49,19 @@ def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend:
 
 
 def _start(
-    problem: Problem, workflow: Workflow, machine: Machine, hint: Schedule | None, seed: int
+    problem: IntegerProblem, workflow: Workflow, machine: Machine, hint: Schedule | None, seed: int
 ) -> list[int]:
     """The starting schedule in ticks: the hint or the heuristic, else serial (always feasible)."""
     if sum(real_lengths(workflow)) > sys.float_info.max:
         # the heuristics add seconds in floats, which cannot hold this workflow's total
-        return serial(problem, topological_order(problem))
+        return serial(problem, problem.order)
     schedule = hint if hint is not None else initial_schedule(workflow, machine, seed)
     ticks = to_ticks(problem, schedule)
     if ticks is None and not problem.exact:
         # real starts seldom fit rounded-up durations; the heuristics on the integers do
         flow, box = as_instance(problem)
         ticks = to_ticks(problem, initial_schedule(flow, box, seed), Fraction(1))
-    return ticks if ticks is not None else serial(problem, topological_order(problem))
+    return ticks if ticks is not None else serial(problem, problem.order)
 
 
 def solve(
@@ -75,7 +75,7 @@ def solve(
     hint: Schedule | None = None,
     gap_limit: float = 0.0,
     progress: SolveProgress | None = None,
-    options: Options | None = None,
+    options: CpsatOptions | None = None,
 ) -> SolveResult:
     """The minimum makespan among safe schedules (avoidable cva 0), proven or bounded.
 
@@ -135,11 +135,11 @@ def solve(
             shown = problem.seconds(bound) if real is None else real
             report(None if incumbent is None else problem.seconds(incumbent), shown)
 
-    outcome = _search(problem, initial, cliques, limits, backend, options or Options(), ticks)
+    outcome = _search(problem, initial, cliques, limits, backend, options or CpsatOptions(), ticks)
     relaxed = None
     if not problem.exact:
         left = replace(limits, time_limit=time_limit - (time.perf_counter() - began))
-        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or Options())
+        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or CpsatOptions())
     params = {
         "time_limit": time_limit,
         "workers": workers,
@@ -151,12 +151,12 @@ def solve(
 
 
 def _search(
-    problem: Problem,
+    problem: IntegerProblem,
     initial: list[int],
     cliques: list[list[Node]],
     limits: Limits,
     backend: str,
-    options: Options,
+    options: CpsatOptions,
     progress: Progress | None = None,
 ) -> Outcome:
     """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
@@ -172,12 +172,17 @@ class _Relaxation:
     """What the relaxation of rounded data gives: a real lower bound, and its best schedule in ticks."""
 
     bound: Fraction
-    problem: Problem
+    problem: IntegerProblem
     starts: list[int]
 
 
 def _relaxation(
-    workflow: Workflow, machine: Machine, outcome: Outcome, limits: Limits, backend: str, options: Options
+    workflow: Workflow,
+    machine: Machine,
+    outcome: Outcome,
+    limits: Limits,
+    backend: str,
+    options: CpsatOptions,
 ) -> _Relaxation:
     """A lower bound in seconds on the optimum of rounded data, exactly, and the relaxation's schedule.
 
@@ -191,9 +196,7 @@ def _relaxation(
     relaxed = scale(workflow, machine, relaxed=True)
     cliques = greedy_cliques(relaxed)
     best = max(real_lower_bound(workflow, machine), lower_bound(relaxed, cliques) * relaxed.tick)
-    initial = (
-        outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, topological_order(relaxed))
-    )
+    initial = outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, relaxed.order)
     if limits.time_limit < MIN_PHASE or not backend_named(backend).relaxation:
         return _Relaxation(best, relaxed, initial)
     found = _search(relaxed, initial, cliques, limits, backend, options)
@@ -201,7 +204,11 @@ def _relaxation(
 
 
 def _real(
-    workflow: Workflow, machine: Machine, problem: Problem, ticks: list[int], relaxed: _Relaxation | None
+    workflow: Workflow,
+    machine: Machine,
+    problem: IntegerProblem,
+    ticks: list[int],
+    relaxed: _Relaxation | None,
 ) -> tuple[dict[str, float], Score]:
     """The schedule in seconds and the oracle's score of it, in real time and units.
 
@@ -228,7 +235,7 @@ def _real(
 def _result(
     workflow: Workflow,
     machine: Machine,
-    problem: Problem,
+    problem: IntegerProblem,
     outcome: Outcome,
     relaxed: _Relaxation | None,
     backend: str,
@@ -272,7 +279,7 @@ def _result(
     message = problem.note or None
     if message and not proven:
         message += "; the real optimum lies between lower_bound and makespan"
-    floor = cva_floor(workflow, machine)
+    floor = cva_floor(measure(workflow, machine))
     if not math.isfinite(floor):  # e.g. a demand of 1e300 on a capacity of 1e-300
         floor = sys.float_info.max
         message = "; ".join(filter(None, [message, "cva floor past the largest float, reported as it"]))

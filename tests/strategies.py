@@ -40,6 +40,8 @@ def workflows(
     for i in range(count):
         preds = [f"t{j}" for j in range(i) if draw(st.integers(0, 3)) == 0]
         fields: dict[str, Any] = {"id": f"t{i}", "depends_on": preds}
+        if draw(st.booleans()):
+            fields["call"] = call(draw(st.lists(st.sampled_from(preds), unique=True)) if preds else [])
         if piecewise and draw(st.integers(0, 3)) == 0:
             fields["profile"] = draw(st.lists(segments(resources, integer), min_size=1, max_size=3))
         else:
@@ -47,7 +49,13 @@ def workflows(
             fields.update(duration=seg.duration, demand=seg.demand)
         tasks.append(Task(**fields))
     order = draw(st.permutations(tasks))  # task order in the file is not topological
-    return Workflow(id="w", tasks=order)
+    request = draw(st.one_of(st.none(), st.text(max_size=40)))
+    return Workflow(id="w", request=request, tasks=order)
+
+
+def call(inputs: list[str]) -> str:
+    """A tool call whose arguments are the outputs of the steps ``inputs`` (some of the predecessors)."""
+    return "tool(" + ", ".join(f"x{k}=${step}.output" for k, step in enumerate(inputs)) + ")"
 
 
 @st.composite

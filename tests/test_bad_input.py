@@ -626,6 +626,7 @@ TEMPLATE_PLACES = [
 ]
 
 
+@pytest.mark.slow
 @given(st.sampled_from(TEMPLATE_PLACES), JSON_VALUES)
 def test_any_value_anywhere_in_a_context_is_read_or_refused_in_words(
     place: tuple[str, ...], value: Any

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from strategies import machines, workflows
 from stress_helpers import small_suite, table
 
-from peakopt.campaign.adversarial import Candidate, SearchResult, SearchSpec, mutate, search
+from peakopt.campaign.adversarial import (
+    AdversarialResult,
+    AdversarialSpec,
+    Candidate,
+    adversarial_search,
+    mutate,
+)
 from peakopt.campaign.executors import Where, open_executor
 from peakopt.campaign.stress import Settings
 from peakopt.cli.main import cli
@@ -46,12 +52,13 @@ def start() -> list[Candidate]:
     return [Candidate(w, machine, None) for w in suite.workflows[250:253]]  # three hard workflows
 
 
-def searched(jobs: int, seed: int) -> SearchResult:
-    spec = SearchSpec("admission", evaluations=24, seed=seed, population=4, batch=8, settings=SETTINGS)
+def searched(jobs: int, seed: int) -> AdversarialResult:
+    spec = AdversarialSpec("admission", evaluations=24, seed=seed, population=4, batch=8, settings=SETTINGS)
     with open_executor(Where(jobs=jobs)) as executor:
-        return search(executor, start(), spec)
+        return adversarial_search(executor, start(), spec)
 
 
+@pytest.mark.slow
 def test_search_is_reproducible_on_any_executor_and_never_lowers_the_worst_gap() -> None:
     one, two = searched(1, seed=7), searched(2, seed=7)
     assert one.history == two.history

@@ -60,6 +60,7 @@ def check(found: dict[int, tuple[object, object]]) -> None:
     assert str(found[7][1]).startswith("worker lost")
 
 
+@pytest.mark.slow
 def test_local_processes_turn_raises_hangs_and_crashes_into_errors() -> None:
     found = outcomes(Where(jobs=2), work, list(range(12)), chunk=3, deadline=lambda _: 5.0)
     check(found)
@@ -67,6 +68,7 @@ def test_local_processes_turn_raises_hangs_and_crashes_into_errors() -> None:
     assert found[9][1] == "still running after the 0.3 s limit"  # a signal interrupts the sleep
 
 
+@pytest.mark.slow
 def test_a_hang_past_the_hard_limit_stops_its_worker_and_spares_the_others() -> None:
     # the worker's own watchdog must end the hang at the 0.5 s limit (counted from the item's start);
     # the grace is only the parent's backstop should the watchdog fail, so it may be generous
@@ -87,6 +89,7 @@ def slow_start(*args: object) -> None:
     _INIT(*args)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_deadline_does_not_count_the_workers_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pools, "_worker_init", slow_start)
     # start-up (1.5 s) is longer than each item's limit and grace (1 s): they still finish
@@ -94,6 +97,7 @@ def test_a_deadline_does_not_count_the_workers_start_up(monkeypatch: pytest.Monk
     assert found == {0: (0, None), 2: (2, None), 4: (4, None)}
 
 
+@pytest.mark.slow
 def test_a_worker_that_never_starts_is_stopped_after_the_startup_allowance(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -103,6 +107,7 @@ def test_a_worker_that_never_starts_is_stopped_after_the_startup_allowance(
     assert "no result within the hard limit of 0.2 s; its worker was stopped" in str(found[0][1])
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_runs_and_survives_failures() -> None:
     # Dask runs tasks in threads: no signal reaches a sleep there, only the hard limit does
     limits = lambda x: 1.0 if x == 9 else 10.0  # noqa: E731
@@ -199,10 +204,11 @@ def chatty(x: int) -> int:
         pools._QUEUE._wlock.acquire()  # type: ignore[attr-defined]
         os._exit(3)
     time.sleep(0.3)  # leave the dying worker time to break the pool first
-    pools.report(("alive", x))
+    pools.send_to_parent(("alive", x))
     return x
 
 
+@pytest.mark.slow
 def test_workers_still_report_after_a_worker_died() -> None:
     with open_executor(Where(jobs=2)) as executor:
         found = {o.item: o.error for o in run_items(executor, chatty, [7, 1, 2, 3], deadline=lambda _: 30.0)}

@@ -221,6 +221,7 @@ def release(locker: subprocess.Popen[str]) -> None:
     locker.wait(30)
 
 
+@pytest.mark.slow
 def test_a_store_locked_at_start_is_one_error_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(storage, "LOCK_WAIT", 0.3)
     db = tmp_path / "r.sqlite"
@@ -239,6 +240,7 @@ def test_a_store_locked_at_start_is_one_error_line(tmp_path: Path, monkeypatch: 
     assert table(db, "SELECT * FROM results") == rows
 
 
+@pytest.mark.slow
 def test_a_store_locked_mid_run_stops_the_run_and_keeps_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,6 +299,7 @@ def test_store_paths_by_name_or_header(tmp_path: Path, name: str, store: bool) -
     assert is_store_path(path)
 
 
+@pytest.mark.slow
 def test_a_directory_and_a_missing_store_are_one_error_line(tmp_path: Path) -> None:
     code, _, err = run("stress", "bundled:refund", "-m", "serial", "--db", str(tmp_path))
     assert code == 1 and err == f"Error: {tmp_path}: is not a peakopt results store (a directory)\n"

@@ -31,6 +31,7 @@ def imported_by(payload: Any) -> set[str]:
     return set(found.stdout.decode().split())
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_command_line_callable() -> None:
     assert "peakopt.cli.solve" in imported_by(solve_cli.solve_all)
 
@@ -57,6 +58,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", [["--jobs", "1"], ["--dask-local", "1"]], ids=["local", "dask"])
 def test_solve_and_stress_send_their_workers_nothing_of_the_command_line(
     tmp_path: Path, where: list[str], sent: list[tuple[Any, ...]]

@@ -18,6 +18,7 @@ from peakopt.instances.catalog import (
     default_catalog,
     parse_catalog,
 )
+from peakopt.instances.texts import call_text
 
 CATALOG_DIR = resources.files("peakopt.instances.data") / "catalog"
 
@@ -117,6 +118,25 @@ def test_a_minimal_catalog_parses() -> None:
 def test_bad_catalogs_are_refused(change: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=re.escape(message)):
         parse_catalog(catalog_text({**GOOD, **change}), "my.json")
+
+
+def test_server_arguments_are_the_first_calls_literals() -> None:
+    server = {
+        "server": "s",
+        "category": "utilities",
+        "arguments": {"path": "a.csv", "rows": 10},
+        "tools": [GOOD],
+    }
+    (archetype,) = parse_catalog(json.dumps({"servers": [server]})).archetypes
+    assert archetype.arguments == (("path", "a.csv"), ("rows", 10))
+    assert call_text(archetype, []) == "s.t(path='a.csv', rows=10)"
+    assert all(a.arguments for a in default_catalog().archetypes)  # every bundled server has some
+    for bad, message in (
+        ({"Path": "x"}, "should match pattern"),
+        ({"path": ["x"]}, "argument 'path' must be a string, number or boolean, got ['x']"),
+    ):
+        with pytest.raises(InputError, match=re.escape(message)):
+            parse_catalog(json.dumps({"servers": [{**server, "arguments": bad}]}), "my.json")
 
 
 def test_a_tool_listed_twice_is_refused() -> None:

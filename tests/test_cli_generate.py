@@ -17,6 +17,7 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_generate_reproduces_the_bundled_default_byte_for_byte(tmp_path: Path) -> None:
     code, out, err = run("generate", "--seed", "0", "-o", str(tmp_path / "suites"))
     assert code == 0, err

@@ -21,6 +21,9 @@ from peakopt.campaign.executors import Executor, Where
 from peakopt.cli import cluster
 from peakopt.cli.main import cli
 
+# every test here interrupts or kills real command processes and their workers
+pytestmark = pytest.mark.slow
+
 #: Solved in a fraction of a second, then one that keeps a worker busy for a minute or more.
 QUICK, HARD = str(J30 / "j301_1.sm"), str(J30 / "j3029_3.sm")
 

@@ -164,6 +164,7 @@ def test_a_worst_dir_that_holds_an_input_is_a_usage_error(files: dict[str, Path]
     assert code == 2 and "holds the input" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WRITERS)
 def test_a_second_writer_of_the_same_output_refuses_at_once(
     tmp_path: Path, files: dict[str, Path], name: str
@@ -183,6 +184,7 @@ def test_a_second_writer_of_the_same_output_refuses_at_once(
     assert not holder.lock_path.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WRITERS)
 def test_a_successful_run_replaces_the_file_and_leaves_nothing_beside_it(
     tmp_path: Path, files: dict[str, Path], name: str
@@ -253,6 +255,7 @@ def test_an_interrupted_write_leaves_the_old_file_byte_for_byte(tmp_path: Path) 
     assert target.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["big.json"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
 def test_an_interrupted_command_leaves_the_old_file_byte_for_byte(tmp_path: Path, signal_name: str) -> None:
     import signal

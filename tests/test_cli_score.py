@@ -86,7 +86,7 @@ def test_score_writes_json_lines_and_csv(tmp_path: Path) -> None:
     written = [json.loads(line) for line in target.read_text().splitlines()]
     assert len(written) == 7 and written[1]["safe"] is True
     header, *lines = out.splitlines()
-    assert header.startswith("line,id,workflow,machine,source,tier,valid,reasons")
+    assert header.startswith("line,id,workflow,machine,source,tier,setting,valid,reasons")
     assert "peak_ratio.memory_mb" in header.split(",")
     assert len(lines) == 7
     assert "gap mean" not in err  # no reference: no gap columns

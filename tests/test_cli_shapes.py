@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_helpers import jsonl as records
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -115,6 +116,7 @@ def valid(shape: Shape, record: dict[str, Any]) -> bool:
     return score.valid and score.safe
 
 
+@pytest.mark.slow
 @settings(max_examples=12)
 @given(shapes())
 def test_solve_writes_one_valid_optimum_per_workflow_and_machine(shape: Shape) -> None:
@@ -130,6 +132,7 @@ def test_solve_writes_one_valid_optimum_per_workflow_and_machine(shape: Shape) -
         assert valid(shape, record)
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(shapes())
 def test_schedule_and_score_give_one_valid_record_per_pair_and_method(shape: Shape) -> None:
@@ -150,6 +153,7 @@ def test_schedule_and_score_give_one_valid_record_per_pair_and_method(shape: Sha
     assert len(rows) == len(found) and all(row["valid"] and row["safe"] for row in rows)
 
 
+@pytest.mark.slow
 @settings(max_examples=6)
 @given(shapes())
 def test_stress_stores_one_row_per_pair_and_method(shape: Shape) -> None:
@@ -163,6 +167,7 @@ def test_stress_stores_one_row_per_pair_and_method(shape: Shape) -> None:
     assert all(r.valid and r.safe for r in rows)  # a failed run is an invalid row
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(shapes())
 def test_prompt_validate_and_convert_see_every_workflow_and_machine(shape: Shape) -> None:
@@ -184,6 +189,7 @@ def test_prompt_validate_and_convert_see_every_workflow_and_machine(shape: Shape
             assert sorted(m.name for m in converted.machines) == sorted(m["name"] for m in shape.machines)
 
 
+@pytest.mark.slow
 @settings(max_examples=6)
 @given(shapes())
 def test_plot_draws_any_workflow_on_any_machine(shape: Shape) -> None:

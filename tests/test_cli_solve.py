@@ -152,7 +152,7 @@ def test_interrupt_keeps_finished_records_and_says_how_to_resume(
     write = solves.Sink.write
     calls = []
 
-    def interrupted(self: solves.Sink, job: solves.Job, result: SolveResult) -> None:
+    def interrupted(self: solves.Sink, job: solves.SolveItem, result: SolveResult) -> None:
         write(self, job, result)
         calls.append(result)
         if len(calls) == 2:
@@ -174,6 +174,7 @@ def test_interrupt_keeps_finished_records_and_says_how_to_resume(
     assert not partial(out).exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
     out = tmp_path / "refs.jsonl"
     command = [sys.executable, "-m", "peakopt.cli", "solve", str(EASY[0]), str(J30 / "j3029_3.sm")]
@@ -196,7 +197,7 @@ def test_long_solve_shows_its_incumbent_and_bound(monkeypatch: pytest.MonkeyPatc
     from rich.progress import Progress
 
     suite = load("bundled:refund")
-    job = solves.Job(0, suite.workflows[0], suite.machines[0], {})
+    job = solves.SolveItem(0, suite.workflows[0], suite.machines[0], {})
     monkeypatch.setattr(solve_cli, "LONG_SOLVE", -1.0)
     bar = Progress(console=Console(quiet=True))
     task = bar.add_task("", total=1)

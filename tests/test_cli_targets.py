@@ -55,12 +55,14 @@ def test_validate_reads_every_input_file_of_a_folder(psplib_folder: Path, genera
     assert err.count("Warning:") == 1 and "j30opt.sm: PSPLIB result tables" in err
 
 
+@pytest.mark.slow
 def test_validate_the_whole_j30_folder() -> None:
     code, out, _ = run("validate", "--json", str(J30))
     assert code == 0
     assert len(out.splitlines()) == 480 and all(json.loads(line)["ok"] for line in out.splitlines())
 
 
+@pytest.mark.slow
 def test_a_psplib_folder_feeds_solve_schedule_score_and_plot(tmp_path: Path, psplib_folder: Path) -> None:
     refs, schedules = tmp_path / "refs.jsonl", tmp_path / "asap.jsonl"
     code, _, err = run("solve", str(psplib_folder), "--time-limit", "10", "-o", str(refs))
@@ -110,6 +112,7 @@ def test_an_empty_folder_is_an_error(tmp_path: Path, command: list[str]) -> None
     )
 
 
+@pytest.mark.slow
 def test_process_substitution_works_for_every_format(tmp_path: Path) -> None:
     machine = json.dumps({"name": "m", "capacity": {"R1": 20, "R2": 20, "R3": 20, "R4": 20, "cpu": 4}})
     script = (

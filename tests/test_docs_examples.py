@@ -156,6 +156,8 @@ def test_every_page_has_its_examples_found() -> None:
     assert len(runs(ROOT / "docs" / "getting-started.md")) >= 6
     library = [b.text for b in blocks(ROOT / "docs" / "library.md") if b.language == "python"]
     assert [line for code in library for line in printed(code)] == [
+        "5.4 decide",
+        "plan refunds.decide(order=$lookup_order.output",
         "0.55 False ['memory_mb 10240/8192 over [0.0, 3.2)']",
         "[0.55 0.  ] [False  True]",
         "{'source': 'llm'} 2 2 {'missing': 1, 'parse': 1}",

@@ -18,6 +18,7 @@ from peakopt.models import Suite, Workflow
 _NUMERIC = re.compile(r"\d+(\.\d+)?")
 
 
+@pytest.mark.slow
 def test_all_j30_instances_load() -> None:
     files = j30_files()
     assert len(files) == 480

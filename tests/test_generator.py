@@ -24,6 +24,7 @@ def default() -> Suite:
     return generate_suite()
 
 
+@pytest.mark.slow
 def test_bundled_default_is_the_seed_0_suite_byte_for_byte() -> None:
     assert compact_json(default()) == bundled("default").read_text(encoding="utf-8")
     assert load("bundled:default") == default()

@@ -144,6 +144,7 @@ def test_j30_heuristics_are_safe_and_no_better_than_the_optimum(name: str) -> No
     assert best.safe and optimum <= best.makespan <= 1.15 * optimum
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["pat1", "pat7", "pat50"])
 def test_patterson_instances_are_safe(name: str) -> None:
     suite = load(PATTERSON / f"{name}.rcp")

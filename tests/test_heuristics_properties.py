@@ -18,6 +18,7 @@ from peakopt.solver.heuristics.portfolio import FAST
 CHEAP = [m for m in method_names() if m != "best:thorough"] + list(PARAMETRISED)
 
 
+@pytest.mark.slow
 @given(workflow=workflows(), machine=machines())
 def test_every_method_is_valid_and_every_resource_aware_one_is_safe(
     workflow: Workflow, machine: Machine
@@ -32,6 +33,7 @@ def test_every_method_is_valid_and_every_resource_aware_one_is_safe(
         assert score.makespan >= critical_path(workflow) * (1 - TOLERANCE) - TOLERANCE
 
 
+@pytest.mark.slow
 @settings(max_examples=20)
 @given(workflow=workflows(), machine=machines(), seed=st.integers(0, 2**32))
 def test_thorough_portfolio_is_safe_and_no_worse_than_fast(
@@ -43,6 +45,7 @@ def test_thorough_portfolio_is_safe_and_no_worse_than_fast(
     assert thorough.makespan <= fast.makespan + 1e-9 * max(1.0, fast.makespan)
 
 
+@pytest.mark.slow
 @given(workflow=workflows(integer=True), machine=machines(integer=True))
 def test_integer_data_is_scheduled_on_integer_times(workflow: Workflow, machine: Machine) -> None:
     for name in ("sgs:serial:lft", "fbi:sgs:parallel:grpw", "admission", "fbi:sampling:3"):
@@ -51,6 +54,7 @@ def test_integer_data_is_scheduled_on_integer_times(workflow: Workflow, machine:
         assert judged(workflow, machine, schedule).safe
 
 
+@pytest.mark.slow
 @given(workflow=workflows(), machine=machines())
 def test_improvement_and_portfolios_never_lengthen(workflow: Workflow, machine: Machine) -> None:
     def span(name: str) -> float:
@@ -67,6 +71,7 @@ def test_improvement_and_portfolios_never_lengthen(workflow: Workflow, machine: 
     assert span("sampling:5") <= span("sgs:serial:lft") + slack  # its first pass is the rule's own
 
 
+@pytest.mark.slow
 @given(workflow=workflows())
 def test_blind_baselines_need_no_machine(workflow: Workflow) -> None:
     lengths = math.fsum(t.length for t in workflow.tasks)

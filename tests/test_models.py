@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from heuristics_helpers import critical_path
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -67,6 +68,22 @@ def test_workflow_rules() -> None:
         Workflow(id="w", tasks=())
 
 
+def test_a_call_names_only_outputs_of_its_predecessors() -> None:
+    a = Task(id="a", duration=1, call="fetch(q='x')")
+    b = Task(
+        id="b-1", duration=1, depends_on=["a"], call="use(x=$a.output.amount, y=$a.output, z='$a.outputs')"
+    )
+    assert a.consumes == () and b.consumes == ("a",)
+    assert wf(a, b).task("b-1").consumes == ("a",)
+    c = Task(id="c", duration=1, depends_on=["a"], call="join(x=$a.output, y=$b-1.output)")
+    assert c.consumes == ("a", "b-1")
+    with pytest.raises(ValidationError, match=r"task 'c': its call uses \$b-1.output but 'b-1' is not in"):
+        wf(a, b, c)
+    with pytest.raises(ValidationError, match=r"its call uses \$a.output"):
+        wf(Task(id="a", duration=1, call="loop(x=$a.output)"))
+    assert Task(id="d", duration=1).consumes == ()
+
+
 def test_cycle_is_named() -> None:
     with pytest.raises(
         ValidationError, match=r"dependency cycle (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)"
@@ -115,6 +132,7 @@ def test_solve_result_schedule() -> None:
     assert SolveResult(workflow="w", status="unknown").schedule is None
 
 
+@pytest.mark.slow
 @given(workflows())
 def test_json_round_trip_is_lossless(workflow: Workflow) -> None:
     text = render(Suite(workflows=(workflow,)), "json")
@@ -160,5 +178,36 @@ def test_a_copy_with_changed_fields_recomputes_what_was_cached() -> None:
     assert longer.segments[0].duration == 5.0 and longer.length == 5.0
     workflow = Workflow(id="w", tasks=[task])
     assert workflow.index == {"a": 0}  # cached
-    other = workflow.model_copy(update={"tasks": (Task(id="b", duration=1.0), task)})
+    assert workflow.critical_path == 1.0 and workflow.topological_order == (0,)  # cached
+    other = workflow.model_copy(update={"tasks": (Task(id="b", duration=2.0, depends_on=("a",)), task)})
     assert other.index == {"b": 0, "a": 1} and set(other.graph) == {"a", "b"}
+    assert other.topological_order == (1, 0) and other.critical_path == 3.0
+    assert other.earliest_starts == (1.0, 0.0)
+
+
+def test_the_topological_order_keeps_the_task_order_where_it_can() -> None:
+    workflow = wf(
+        Task(id="c", duration=1, depends_on=["b"]),
+        Task(id="a", duration=2),
+        Task(id="b", duration=3, depends_on=["a"]),
+        Task(id="d", duration=4),
+    )
+    assert workflow.topological_order == (1, 2, 0, 3)  # a ready first, then b, then c before d
+    assert workflow.earliest_starts == (5.0, 0.0, 2.0, 0.0)
+    assert workflow.critical_path == 6.0
+
+
+@given(workflows(max_tasks=10))
+def test_one_topological_order_and_critical_path(workflow: Workflow) -> None:
+    order = workflow.topological_order
+    assert sorted(order) == list(range(len(workflow.tasks)))
+    rank = {workflow.tasks[p].id: i for i, p in enumerate(order)}
+    assert all(rank[a] < rank[b] for a, b in workflow.edges)
+    if order != tuple(range(len(workflow.tasks))):  # moved only where the task order is not topological
+        assert any(workflow.index[a] > workflow.index[b] for a, b in workflow.edges)
+    assert workflow.critical_path == pytest.approx(critical_path(workflow))  # networkx, independently
+    for task, start in zip(workflow.tasks, workflow.earliest_starts, strict=True):
+        ends = [
+            workflow.earliest_starts[workflow.index[p]] + workflow.task(p).length for p in task.depends_on
+        ]
+        assert start == max(ends, default=0.0)

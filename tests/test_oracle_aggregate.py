@@ -17,9 +17,9 @@ from peakopt.oracle.aggregate import (
     spearman,
     summarise,
 )
-from peakopt.oracle.columns import summary_columns
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import Violation
+from peakopt.plots.columns import summary_columns
 
 
 def row(source: str = "m", **fields: object) -> ScoreRow:

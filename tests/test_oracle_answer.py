@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from peakopt.instances import load
-from peakopt.oracle.answer import Ambiguous, Reading, choose, split_reasoning
+from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning
 from peakopt.oracle.extract import Decoded
 from peakopt.oracle.parse import Parsed, parse_response
 from peakopt.oracle.score import Violation
@@ -70,6 +71,7 @@ def cited(draw: st.DrawFn, answer: str) -> str:
     return " ".join(words)
 
 
+@pytest.mark.slow
 @given(st.data(), SCHEDULES)
 def test_citations_and_links_anywhere_never_hide_the_answer(
     data: st.DataObject, schedule: dict[str, float]
@@ -129,9 +131,9 @@ def test_choose_passes_the_mark_of_a_quotation_to_what_it_quotes() -> None:
         reading(frozenset({3}), 5),
         reading(frozenset({1}), len(text) - 1),
     ]
-    chosen = choose(readings, text, key=lambda v: v, parts=lambda v: frozenset(v))
+    chosen = choose_reading(readings, text, key=lambda v: v, parts=lambda v: frozenset(v))
     assert isinstance(chosen, Reading) and chosen.value == {1, 2}  # {1} (marked) quotes {1, 2}
-    assert isinstance(choose(readings[:2], text, key=lambda v: v), Ambiguous)
+    assert isinstance(choose_reading(readings[:2], text, key=lambda v: v), Ambiguous)
 
 
 def test_plan_score_follows_the_same_rule() -> None:

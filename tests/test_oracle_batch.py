@@ -39,6 +39,7 @@ def assert_same(workflow: Workflow, machine: Machine, batch: list[Schedule]) -> 
             assert scores.violation_area[row, column] == pytest.approx(figures.violation_area, **APPROX)
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_batch_equals_exact_on_random_schedules(data: st.DataObject) -> None:
     workflow = data.draw(workflows(piecewise=True))
@@ -49,6 +50,7 @@ def test_batch_equals_exact_on_random_schedules(data: st.DataObject) -> None:
     assert_same(workflow, machine, batch)
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_batch_equals_exact_with_missing_starts(data: st.DataObject) -> None:
     workflow = data.draw(workflows())
@@ -96,6 +98,7 @@ def test_batch_spans_several_chunks() -> None:
         assert scores.mru[row] == pytest.approx(exact.mru, **APPROX)
 
 
+@pytest.mark.slow
 @given(st.data(), st.tuples(st.integers(1, 999), st.integers(-6, 7)), st.integers(-6, 6))
 def test_batch_equals_exact_on_decimal_data_at_every_magnitude(
     data: st.DataObject, time: tuple[int, int], demand: int

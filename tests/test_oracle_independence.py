@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_oracle_imports_models_only() -> None:
     code = (
         "import sys, peakopt.oracle\n"

@@ -14,7 +14,7 @@ from paths import J30
 from peakopt.instances import load
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.extract import find_json
-from peakopt.oracle.parse import Parsed, number, parse_response, parse_starts
+from peakopt.oracle.parse import Parsed, parse_response, parse_starts, read_number
 from peakopt.oracle.score import Violation
 from peakopt.oracle.scoring import score_prediction, score_record
 from peakopt.solver import solve
@@ -418,7 +418,7 @@ def test_parse_response_reports_repair() -> None:
     ],
 )
 def test_number(raw: object, expected: float | None) -> None:
-    assert number(raw) == expected
+    assert read_number(raw) == expected
 
 
 def test_a_truncated_answer_is_reported_as_truncation_only() -> None:

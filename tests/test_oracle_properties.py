@@ -25,6 +25,7 @@ from peakopt.models import Machine, Schedule
 from peakopt.oracle import Score, evaluate
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_every_metric_equals_a_unit_grid_simulation(data: st.DataObject) -> None:
     workflow = data.draw(workflows(max_tasks=6, integer=True))
@@ -54,6 +55,7 @@ def test_every_metric_equals_a_unit_grid_simulation(data: st.DataObject) -> None
         assert figures.violation_area == pytest.approx(float(grid.area[resource]), **approx)
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_serial_execution_attains_the_floor(data: st.DataObject) -> None:
     workflow = data.draw(workflows())
@@ -64,6 +66,7 @@ def test_serial_execution_attains_the_floor(data: st.DataObject) -> None:
     assert score.safe and score.avoidable_cva == 0
 
 
+@pytest.mark.slow
 @given(st.data())
 def test_dependency_valid_schedules_never_beat_the_floor(data: st.DataObject) -> None:
     workflow = data.draw(workflows())
@@ -91,6 +94,7 @@ def _assert_exact(score: Score, exact: Exact, machine: Machine) -> None:
         assert figures.violation_area == float(exact.area[resource])
 
 
+@pytest.mark.slow
 @given(st.data(), MAGNITUDES, st.integers(-6, 6))
 def test_decimal_data_at_every_magnitude_score_as_exact_rationals(
     data: st.DataObject, time: tuple[int, int], demand: int
@@ -105,6 +109,7 @@ def test_decimal_data_at_every_magnitude_score_as_exact_rationals(
     _assert_exact(evaluate(workflow, machine, schedule), exact_metrics(workflow, machine, schedule), machine)
 
 
+@pytest.mark.slow
 @given(st.data(), MAGNITUDES)
 def test_starts_summed_in_floats_get_the_verdicts_of_the_exact_sums(
     data: st.DataObject, time: tuple[int, int]
@@ -137,6 +142,7 @@ def test_starts_summed_in_floats_get_the_verdicts_of_the_exact_sums(
         assert figures.peak == float(truth.peak[resource])
 
 
+@pytest.mark.slow
 @given(st.data(), st.sampled_from([6, -6, 3]), st.sampled_from([0, 3, -3]))
 def test_a_change_of_unit_changes_no_verdict(data: st.DataObject, time: int, demand: int) -> None:
     # seconds -> microseconds (or ms, ks), MB -> GB...: the same verdicts, and the ratios unchanged

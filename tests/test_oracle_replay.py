@@ -11,10 +11,11 @@ from strategies import schedules, workflows
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, SolveResult
 from peakopt.oracle import evaluate
-from peakopt.oracle.gap import gaps, with_reference
+from peakopt.oracle.evaluate import with_reference
+from peakopt.oracle.metrics import gaps
 from peakopt.oracle.parse import Parsed
 from peakopt.oracle.replay import replay
-from peakopt.oracle.scoring import Options, index_references, score_record
+from peakopt.oracle.scoring import ReplayOptions, index_references, score_record
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machines[0]
@@ -75,7 +76,7 @@ def test_runtime_replay_always_respects_dependencies(data: st.DataObject) -> Non
 
 
 def test_score_record_runtime_counts_pushes() -> None:
-    row = score_record({"workflow": "refund", "starts": ZERO}, SUITE, options=Options(mode="runtime"))
+    row = score_record({"workflow": "refund", "starts": ZERO}, SUITE, options=ReplayOptions(mode="runtime"))
     assert row.valid and row.pushed == 1 and row.pushed_seconds == pytest.approx(4.8)
     assert row.cva == pytest.approx(0.55) and not row.safe  # the executor is ASAP: memory overflows
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from peakopt.oracle.extract import find_json
-from peakopt.oracle.scan import MAX_DEPTH, Span, scan
+from peakopt.oracle.scan import MAX_SPAN_DEPTH, Span, scan
 
 
 def spans(text: str) -> list[str]:
@@ -47,7 +47,7 @@ def test_a_mismatched_closer_closes_what_it_matches() -> None:
 
 
 def test_spans_nested_too_deeply_are_skipped_not_their_insides() -> None:
-    deep = "[" * MAX_DEPTH + '{"a": 1}' + "]" * MAX_DEPTH
+    deep = "[" * MAX_SPAN_DEPTH + '{"a": 1}' + "]" * MAX_SPAN_DEPTH
     found = scan(deep)
     assert [deep[s.start : s.end] for s in found] == [deep[1:-1]]  # the outermost is one too deep
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tomllib
 
+import pytest
 from paths import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -44,6 +45,7 @@ def test_no_top_level_init() -> None:
     assert not (ROOT / "__init__.py").exists()
 
 
+@pytest.mark.slow
 def test_console_script_and_module_entry_points() -> None:
     assert PYPROJECT["project"]["scripts"]["peakopt"] == "peakopt.cli.main:main"
     out = subprocess.run(

@@ -12,7 +12,7 @@ from matplotlib.image import imread
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.plots.schedule_plot import AVOIDABLE, Drawn, figure, save
+from peakopt.plots.schedule_plot import AVOIDABLE, Drawn, figure, save_figure
 
 REFUND = load("bundled:refund")
 WORKFLOW, MACHINE = REFUND.workflows[0], REFUND.machines[0]
@@ -36,10 +36,11 @@ def red_pixels(path: Path) -> int:
     return int((close & (abs(image[..., 2] - target[2]) < 0.08)).sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"refund{suffix}"
-    save(figure(WORKFLOW, MACHINE, drawn(ASAP, SAFE), dependencies=True), path)
+    save_figure(figure(WORKFLOW, MACHINE, drawn(ASAP, SAFE), dependencies=True), path)
     assert path.stat().st_size > 10_000
     if suffix == ".svg":
         text = path.read_text()
@@ -51,10 +52,11 @@ def test_side_by_side_renders(tmp_path: Path, suffix: str) -> None:
         assert red_pixels(path) > 200
 
 
+@pytest.mark.slow
 def test_no_overflow_panel_when_safe(tmp_path: Path) -> None:
     svg, png = tmp_path / "safe.svg", tmp_path / "safe.png"
     for path in (svg, png):
-        save(figure(WORKFLOW, MACHINE, drawn(SAFE)), path)
+        save_figure(figure(WORKFLOW, MACHINE, drawn(SAFE)), path)
     assert "overflow-" not in svg.read_text()
     assert red_pixels(png) == 0
 
@@ -66,10 +68,13 @@ def test_unavoidable_overload_is_drawn_apart(tmp_path: Path) -> None:
     machine = Machine(name="x", capacity={"m": 8})
     schedule = Schedule(workflow="w", starts={"big": 0, "b": 2}, source="serial")
     path = tmp_path / "u.svg"
-    save(figure(workflow, machine, [Drawn("serial", schedule, evaluate(workflow, machine, schedule))]), path)
+    save_figure(
+        figure(workflow, machine, [Drawn("serial", schedule, evaluate(workflow, machine, schedule))]), path
+    )
     assert 'id="overflow-unavoidable-m' in path.read_text()
 
 
+@pytest.mark.slow
 def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
     rng = random.Random(7)
     tasks = [
@@ -92,14 +97,14 @@ def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert 0 < len(labels) <= 40
     path = tmp_path / "big.png"
-    save(fig, path)
+    save_figure(fig, path)
     height, _ = imread(path).shape[:2]
     assert height < 3000
 
 
 def test_rejects_unknown_extension(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\.png or \.svg"):
-        save(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
+        save_figure(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -111,6 +116,7 @@ def run_cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
+@pytest.mark.slow
 def test_plot_command_asap_next_to_optimal(tmp_path: Path) -> None:
     out = tmp_path / "refund.svg"
     code, err = run_cli("plot", "bundled:refund", "--method", "asap", "--optimal", "-o", str(out))
@@ -123,6 +129,7 @@ def test_plot_command_asap_next_to_optimal(tmp_path: Path) -> None:
     assert "asap (unsafe)" in text and "gap -" not in text and "gap unsafe" in text
 
 
+@pytest.mark.slow
 def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None:
     import json
 
@@ -146,6 +153,7 @@ def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None
     assert red_pixels(out) > 200  # the LLM launched everything at once
 
 
+@pytest.mark.slow
 def test_plot_says_which_lines_of_a_schedules_file_it_could_not_read(tmp_path: Path) -> None:
     schedules = tmp_path / "answers.jsonl"
     good = {"workflow": "refund", "machine": "worker", "source": "me", "starts": dict.fromkeys(FOUR, 0)}

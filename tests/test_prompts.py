@@ -30,7 +30,10 @@ def test_one_record_per_workflow_and_machine() -> None:
         (w.id, m.name) for w in suite.workflows for m in suite.machines
     ]
     for record in records:
-        assert set(record) == {"workflow", "machine", "setting", "tier", "prompt", "context", "output_schema"}
+        assert set(record) == {
+            *("workflow", "machine", "task", "setting", "tier", "prompt", "context", "output_schema")
+        }
+        assert record["task"] == "schedule"
         assert record["tier"] == suite.workflow(record["workflow"]).meta["tier"]
     only = list(prompt_records(suite, machines=["large"]))
     assert {r["machine"] for r in only} == {"large"} and len(only) == len(suite.workflows)

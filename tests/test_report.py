@@ -160,6 +160,7 @@ def files(db: Path) -> dict[str, tuple[bytes, int]]:
     return found
 
 
+@pytest.mark.slow
 def test_report_never_writes_to_a_store(tmp_path: Path, campaign: Path) -> None:
     before = files(campaign)
     assert set(before) == {""}  # the campaign closed it: everything is in the main file
@@ -169,6 +170,7 @@ def test_report_never_writes_to_a_store(tmp_path: Path, campaign: Path) -> None:
     assert files(campaign) == before  # no byte, no -wal or -shm file, not even a touch
 
 
+@pytest.mark.slow
 def test_report_reads_a_store_on_a_read_only_file_system(tmp_path: Path, campaign: Path) -> None:
     command = [sys.executable, "-m", "peakopt.cli", "report", "--json"]
     if os.geteuid() == 0:  # root writes through permissions: mount the folder read-only instead
@@ -223,6 +225,7 @@ def test_report_refuses_a_plan_score_file(tmp_path: Path) -> None:
     assert code == 1 and "is a planning score" in err
 
 
+@pytest.mark.slow
 def test_the_html_report_never_shows_an_unsafe_gap(tmp_path: Path) -> None:
     # asap on the refund worker overflows memory to finish in 5.4 s, 37% under the 8.6 s optimum
     refs, schedules, scores = tmp_path / "refs.jsonl", tmp_path / "schedules.jsonl", tmp_path / "scores.jsonl"

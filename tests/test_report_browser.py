@@ -13,6 +13,9 @@ from playwright.sync_api import ConsoleMessage, sync_playwright
 
 from peakopt.cli.main import cli
 
+# every test here starts a headless Chromium
+pytestmark = pytest.mark.slow
+
 CHROMIUM = os.environ.get("PEAKOPT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
     "--headless",

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from peakopt.instances.draws import Z_LIMIT, Draws
-from peakopt.instances.shapes import MIN_CALLS, SHAPES, build, full, sparse
+from peakopt.instances.shapes import MIN_CALLS, SHAPES, draw_shape, full, sparse
 
 
 def test_draws_repeat_with_the_seed_and_differ_across_seeds() -> None:
@@ -43,19 +43,19 @@ def test_weighted_choice_follows_the_weights() -> None:
 
 def test_fixed_shapes() -> None:
     d = Draws(0)
-    assert build("chain", 3, d) == [[], [0], [1]]
-    assert build("parallel", 3, d) == [[], [], []]
-    assert build("gather", 4, d) == [[], [], [], [0, 1, 2]]
-    assert build("fanout", 3, d) == [[], [0], [0]]
-    assert build("diamond", 4, d) == [[], [0], [0], [1, 2]]
+    assert draw_shape("chain", 3, d) == [[], [0], [1]]
+    assert draw_shape("parallel", 3, d) == [[], [], []]
+    assert draw_shape("gather", 4, d) == [[], [], [], [0, 1, 2]]
+    assert draw_shape("fanout", 3, d) == [[], [0], [0]]
+    assert draw_shape("diamond", 4, d) == [[], [0], [0], [1, 2]]
     assert full([2, 2]) == [[], [], [0, 1], [0, 1]]
 
 
 def test_shape_errors() -> None:
     with pytest.raises(ValueError, match="unknown shape"):
-        build("star", 3, Draws(0))
+        draw_shape("star", 3, Draws(0))
     with pytest.raises(ValueError, match="needs at least 3 calls"):
-        build("diamond", 2, Draws(0))
+        draw_shape("diamond", 2, Draws(0))
 
 
 @given(st.integers(0, 10_000), st.lists(st.integers(1, 6), min_size=1, max_size=6))
@@ -79,6 +79,6 @@ def test_sparse_layers_link_consecutive_layers_only(seed: int, sizes: list[int])
 def test_every_shape_is_a_topological_dag(seed: int, shape: str, calls: int) -> None:
     if calls < MIN_CALLS[shape]:
         return
-    preds = build(shape, calls, Draws(seed))
+    preds = draw_shape(shape, calls, Draws(seed))
     assert len(preds) == calls
     assert all(p < i for i, before in enumerate(preds) for p in before)

@@ -11,7 +11,7 @@ from peakopt.instances import load
 from peakopt.models import Machine, Task, Workflow
 from peakopt.solver import solve
 from peakopt.solver.bounds import clique_bound, critical_path, energy_bound, lower_bound, real_lower_bound
-from peakopt.solver.conflicts import conflict_matrix, greedy_cliques, nodes, structure
+from peakopt.solver.conflicts import conflict_matrix, conflict_structure, greedy_cliques, nodes
 from peakopt.solver.scaling import scale
 
 
@@ -50,7 +50,7 @@ def test_piecewise_spike_conflicts_but_steady_phase_does_not() -> None:
 def test_bounds_never_exceed_the_j30_optimum(name: str) -> None:
     suite = load(J30 / f"{name}.sm")
     problem = scale(suite.workflows[0], suite.machines[0])
-    assert lower_bound(problem, structure(problem).cliques) <= j30_optima()[name]
+    assert lower_bound(problem, conflict_structure(problem).cliques) <= j30_optima()[name]
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -60,6 +60,6 @@ def test_bounds_never_exceed_the_proven_optimum(instance: tuple[Workflow, Machin
     problem = scale(workflow, machine)
     result = solve(workflow, machine, time_limit=10, workers=1)
     assert result.status == "optimal" and result.makespan is not None
-    bound = lower_bound(problem, structure(problem).cliques)
+    bound = lower_bound(problem, conflict_structure(problem).cliques)
     assert problem.seconds(bound) <= result.makespan + 1e-9
     assert real_lower_bound(workflow, machine) <= result.makespan + 1e-9

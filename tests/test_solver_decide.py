@@ -13,13 +13,13 @@ from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver.backends import Limits
 from peakopt.solver.bounds import lower_bound
-from peakopt.solver.conflicts import greedy_cliques, structure
-from peakopt.solver.cpsat import Options, Prover
+from peakopt.solver.conflicts import conflict_structure, greedy_cliques
+from peakopt.solver.cpsat import CpsatOptions, Prover
 from peakopt.solver.decide import usable
 from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.scaling import scale
-from peakopt.solver.search import Job, Shared, destructive
+from peakopt.solver.search import SearchState, Shared, destructive
 
 NAME = "j3013_1"  # the heuristic start is 3 above the optimum, proven in 1–2 s by either prover
 
@@ -29,6 +29,7 @@ def _j30(name: str) -> tuple[Workflow, Machine]:
     return suite.workflows[0], suite.machines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prover", get_args(Prover))
 def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prover) -> None:
     workflow, machine = _j30(NAME)
@@ -41,7 +42,10 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
     outcome = Shared(initial, end(problem, initial), lower_bound(problem, cliques))
     limits = Limits(time_limit=60, workers=1, seed=0)
     deadline = time.monotonic() + limits.time_limit
-    destructive(Job(problem, outcome, structure(problem, cliques), limits, Options(), deadline), prover)
+    destructive(
+        SearchState(problem, outcome, conflict_structure(problem, cliques), limits, CpsatOptions(), deadline),
+        prover,
+    )
     assert outcome.makespan == outcome.bound == optimum
     assert outcome.phases[-1] == f"{prover}:ub-1={optimum - 1}:infeasible"
     assert feasible(problem, outcome.starts)

@@ -9,7 +9,6 @@ from solver_helpers import magnitude_instances
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.solver.conflicts import topological_order
 from peakopt.solver.feasibility import end, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.scaling import as_instance, scale
@@ -23,7 +22,7 @@ def test_a_rounded_chain_is_compressed_to_its_real_length() -> None:
     )
     problem = scale(workflow, Machine(name="m", capacity={"cpu": 1}))
     assert not problem.time_exact
-    ticks = serial(problem, topological_order(problem))
+    ticks = serial(problem, problem.order)
     assert to_seconds(problem, ticks)["b"] > 1000000.001
     assert left_justified(workflow, problem, ticks) == {"a": 0.0, "b": 1000000.001}
 

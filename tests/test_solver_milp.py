@@ -10,15 +10,15 @@ from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.backends import Limits, Outcome
-from peakopt.solver.conflicts import structure, topological_order
-from peakopt.solver.cpsat import Options
+from peakopt.solver.conflicts import conflict_structure
+from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import serial, to_seconds
 from peakopt.solver.milp import MilpTooLarge, solve_milp
-from peakopt.solver.scaling import Problem, scale
+from peakopt.solver.scaling import IntegerProblem, scale
 from peakopt.solver.search import search
 
 
-def _judge(workflow: Workflow, machine: Machine, problem: Problem, outcome: Outcome) -> float:
+def _judge(workflow: Workflow, machine: Machine, problem: IntegerProblem, outcome: Outcome) -> float:
     """The oracle's makespan of an outcome, after checking it is proven, valid and safe."""
     assert outcome.bound == outcome.makespan
     starts = to_seconds(problem, outcome.starts)
@@ -27,6 +27,7 @@ def _judge(workflow: Workflow, machine: Machine, problem: Problem, outcome: Outc
     return score.makespan
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(tiny_instances())
 def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine]) -> None:
@@ -34,10 +35,15 @@ def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine])
     # can stop before solving (solve() would return a schedule that meets a bound)
     workflow, machine = instance
     problem = scale(workflow, machine)
-    initial = serial(problem, topological_order(problem))
+    initial = serial(problem, problem.order)
     limits = Limits(time_limit=60, workers=1, seed=0)
     exact = search(
-        problem, initial=initial, lower=0, found=structure(problem), limits=limits, options=Options()
+        problem,
+        initial=initial,
+        lower=0,
+        found=conflict_structure(problem),
+        limits=limits,
+        options=CpsatOptions(),
     )
     cross = solve_milp(problem, initial=initial, lower=0, limits=limits)
     assert _judge(workflow, machine, problem, exact) == pytest.approx(

@@ -14,6 +14,7 @@ from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.feasibility import feasible, to_ticks
 from peakopt.solver.heuristics import best_schedule
+from peakopt.solver.heuristics.arrays import compile_problem
 from peakopt.solver.scaling import ROUNDED_STEPS, as_instance, exact_scale, mirror, scale
 
 
@@ -200,3 +201,11 @@ def test_heuristics_on_the_integer_problem_fit_it(instance: tuple[Workflow, Mach
     problem = scale(*instance)
     flow, box = as_instance(problem)
     assert to_ticks(problem, best_schedule(flow, box), Fraction(1)) is not None
+
+
+@settings(max_examples=30, deadline=None)
+@given(workflows(max_tasks=8), machines())
+def test_solvers_and_heuristics_read_the_workflows_order(workflow: Workflow, machine: Machine) -> None:
+    assert scale(workflow, machine).order == workflow.topological_order
+    assert scale(workflow, machine, relaxed=True).order == workflow.topological_order
+    assert compile_problem(workflow, machine).topo == workflow.topological_order

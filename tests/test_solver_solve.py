@@ -17,7 +17,7 @@ from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate, same_time
 from peakopt.solver import solve
-from peakopt.solver.cpsat import Options
+from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.scaling import scale
 
@@ -65,6 +65,7 @@ def test_refund_example_is_optimal_and_safe() -> None:
     assert result.cva_floor == 0.0
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(workflows(max_tasks=6), machines())
 def test_every_schedule_is_safe_even_with_arbitrary_floats(workflow: Workflow, machine: Machine) -> None:
@@ -135,6 +136,7 @@ def test_unsafe_hint_is_ignored_and_a_good_hint_is_used() -> None:
     assert good.makespan == result.makespan == j30_optima()["j301_1"]
 
 
+@pytest.mark.slow
 def test_progress_reports_incumbents_and_bounds() -> None:
     workflow, machine = _instance(str(J30 / "j3013_10.sm"))
     seen: list[tuple[float | None, float]] = []
@@ -153,9 +155,9 @@ def test_gap_limit_stops_early_within_the_gap() -> None:
 
 
 @pytest.mark.parametrize(
-    "options", [Options(destructive=False), Options(cliques=False, makespan_interval=False)]
+    "options", [CpsatOptions(destructive=False), CpsatOptions(cliques=False, makespan_interval=False)]
 )
-def test_model_variants_reach_the_optimum(options: Options) -> None:
+def test_model_variants_reach_the_optimum(options: CpsatOptions) -> None:
     workflow, machine = _instance(str(J30 / "j3011_4.sm"))
     result = solve(workflow, machine, time_limit=30, options=options)
     assert_safe(result, workflow, machine)

@@ -38,6 +38,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return small_suite(tmp_path_factory.mktemp("suite") / "suite.json", workflows=6)
 
 
+@pytest.mark.slow
 def test_failing_plugins_become_error_rows_and_the_campaign_goes_on(tmp_path: Path) -> None:
     suite, db = small_suite(tmp_path / "suite.json", workflows=2), tmp_path / "r.sqlite"
     methods = ",".join(["admission", *FAILING])
@@ -108,6 +109,7 @@ def test_worst_export_reproduces_the_gap(tmp_path: Path, suite: Path) -> None:
     assert first["gap"] == pytest.approx(worst_serial)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_local_results(tmp_path: Path, suite: Path) -> None:
     local, dask = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
     methods = "serial,admission,stress_helpers:raises"
@@ -125,6 +127,7 @@ def test_dask_local_cluster_gives_the_local_results(tmp_path: Path, suite: Path)
     assert len(rows(dask)) == 6 * 3 * 3
 
 
+@pytest.mark.slow
 def test_solve_on_a_dask_local_cluster(tmp_path: Path) -> None:
     out = tmp_path / "refs.jsonl"
     code, _, err = run("solve", "bundled:refund", "--dask-local", "1", "-o", str(out))
@@ -159,6 +162,7 @@ def test_a_file_that_is_not_a_store_is_one_error_line(tmp_path: Path) -> None:
     assert code == 1 and err.startswith("Error: ") and "not a peakopt results store" in err
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_is_one_error_line(tmp_path: Path) -> None:
     args = ["-m", "serial", "--db", str(tmp_path / "r.sqlite"), "--scheduler", "tcp://127.0.0.1:9"]
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
@@ -166,6 +170,7 @@ def test_unreachable_scheduler_is_one_error_line(tmp_path: Path) -> None:
     assert code == 1 and err.startswith("Error: cannot start Dask") and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_stress_on_a_running_cluster_by_its_scheduler_address(tmp_path: Path, suite: Path) -> None:
     from distributed import LocalCluster
 

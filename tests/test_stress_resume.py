@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from stress_helpers import env, small_suite, table
 
 from peakopt.campaign.store import read_score_rows
@@ -35,6 +36,7 @@ def count(db: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_sigkill_midway_then_rerun_gives_one_good_row_per_key(tmp_path: Path) -> None:
     suite = small_suite(tmp_path / "suite.json")
     killed, whole = tmp_path / "killed.sqlite", tmp_path / "whole.sqlite"
@@ -69,6 +71,7 @@ def test_sigkill_midway_then_rerun_gives_one_good_row_per_key(tmp_path: Path) ->
     assert comparable(read_score_rows(killed)) == comparable(read_score_rows(whole))
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     suite, db = small_suite(tmp_path / "suite.json"), tmp_path / "r.sqlite"
     process = subprocess.Popen(

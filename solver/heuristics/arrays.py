@@ -7,11 +7,11 @@ the tuples here.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from peakopt.models import Machine, Task, Workflow
+from peakopt.models.workflow import longest_chains
 from peakopt.oracle import TOLERANCE
 
 #: Relative slack on capacities: a load may exceed a capacity by this fraction
@@ -91,27 +91,28 @@ class Problem:
         return tuple(rank)
 
     @cached_property
+    def _chains(self) -> tuple[list[float], list[float]]:
+        return longest_chains(self.topo, self.preds, self.length, 0.0)
+
+    @cached_property
     def early(self) -> tuple[float, ...]:
         """Earliest start per task, precedence only (every task as soon as ready)."""
-        early = [0.0] * self.size
-        for task in self.topo:
-            for pred in self.preds[task]:
-                early[task] = max(early[task], early[pred] + self.length[pred])
-        return tuple(early)
+        return tuple(self._chains[0])
 
     @cached_property
     def tail(self) -> tuple[float, ...]:
         """Longest path from each task's start to the end, its own run included."""
-        tail = list(self.length)
-        for task in reversed(self.topo):
-            for succ in self.succs[task]:
-                tail[task] = max(tail[task], self.length[task] + tail[succ])
-        return tuple(tail)
+        return tuple(d + t for d, t in zip(self.length, self._chains[1], strict=True))
+
+    @cached_property
+    def critical_path(self) -> float:
+        """Length of the longest path (the precedence-only makespan)."""
+        return max((e + t for e, t in zip(self.early, self.tail, strict=True)), default=0.0)
 
     @cached_property
     def lower_bound(self) -> float:
         """Critical-path and resource-energy bound on the makespan (clamped demands)."""
-        path = max((e + t for e, t in zip(self.early, self.tail, strict=True)), default=0.0)
+        path = self.critical_path
         energy = [0.0] * len(self.capacity)
         for blocks in self.blocks:
             for _, duration, needs in blocks:
@@ -153,13 +154,6 @@ class Problem:
         return max((s + d for s, d in zip(starts, self.length, strict=True)), default=0.0)
 
 
-def _segments(task: Task) -> list[tuple[float, dict[str, float]]]:
-    """(duration, demand) pairs without building pydantic Segments for constant tasks."""
-    if task.profile is None:
-        return [(task.duration or 0.0, task.demand or {})]
-    return [(s.duration, s.demand) for s in task.profile]
-
-
 def _needs(demand: dict[str, float], index: dict[str, int], capacity: tuple[float, ...]) -> tuple[Need, ...]:
     needs = []
     for name, amount in demand.items():
@@ -177,7 +171,8 @@ def _blocks(
     blocks: list[Block] = []
     peak: dict[int, Need] = {}
     offset = 0.0
-    for duration, demand in _segments(task):
+    for segment in task.segments:
+        duration, demand = segment.duration, segment.demand
         needs = _needs(demand, index, capacity)
         if needs and duration > 0:
             blocks.append((offset, duration, needs))
@@ -186,21 +181,6 @@ def _blocks(
                     peak[need[0]] = need
         offset += duration
     return tuple(blocks), tuple(peak[k] for k in sorted(peak))
-
-
-def topological(preds: list[tuple[int, ...]], succs: list[list[int]]) -> tuple[int, ...]:
-    """Kahn's order, smallest input position first among the ready tasks."""
-    left = [len(p) for p in preds]
-    ready = [j for j, count in enumerate(left) if count == 0]
-    order = []
-    while ready:
-        task = heapq.heappop(ready)
-        order.append(task)
-        for succ in succs[task]:
-            left[succ] -= 1
-            if not left[succ]:
-                heapq.heappush(ready, succ)
-    return tuple(order)
 
 
 def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
@@ -219,27 +199,26 @@ def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
         Plain tuples; cheap to build (no graph library, no pydantic objects).
     """
     tasks = workflow.tasks
-    position = {t.id: j for j, t in enumerate(tasks)}
-    used = sorted({r for t in tasks for _, demand in _segments(t) for r in demand})
+    used = sorted({r for t in tasks for s in t.segments for r in s.demand})
     limits = machine.capacity if machine is not None else {}
     resources = tuple(r for r in used if r in limits)
     capacity = tuple(limits[r] for r in resources)
     index = {r: k for k, r in enumerate(resources)}
-    preds = [tuple(position[p] for p in t.depends_on) for t in tasks]
+    preds = workflow.predecessors
     succs: list[list[int]] = [[] for _ in tasks]
     for j, ps in enumerate(preds):
         for p in ps:
             succs[p].append(j)
-    lengths = tuple((t.duration or 0.0) if t.profile is None else t.length for t in tasks)
+    lengths = tuple(t.length for t in tasks)
     built = [_blocks(t, index, capacity) for t in tasks]
     problem = Problem(
         workflow=workflow.id,
         machine=machine.name if machine is not None else None,
         ids=tuple(t.id for t in tasks),
         length=lengths,
-        preds=tuple(preds),
+        preds=preds,
         succs=tuple(tuple(s) for s in succs),
-        topo=topological(preds, succs),
+        topo=workflow.topological_order,
         resources=resources,
         capacity=capacity,
         blocks=tuple(b for b, _ in built),

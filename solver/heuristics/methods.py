@@ -31,7 +31,7 @@ from peakopt.solver.heuristics.portfolio import (
     EFFORTS,
     SCHEMES,
     best_rule,
-    plan_best,
+    best_starts,
     single_pass,
     to_schedule,
 )
@@ -40,7 +40,7 @@ from peakopt.solver.heuristics.runtime import asap, in_flight, one_at_a_time, se
 from peakopt.solver.heuristics.sampling import sample
 
 #: Start times by position from compiled arrays and a seed.
-Planner = Callable[[Problem, int], list[float]]
+Scheduler = Callable[[Problem, int], list[float]]
 
 #: Parametrised built-ins, as patterns (see the module docstring).
 METHOD_PATTERNS = ("cap:K", "sampling:N[:RULE]", "fbi:sampling:N[:RULE]", "module:function", "ENTRY_POINT")
@@ -58,8 +58,8 @@ class Method:
         Whether it needs a machine (built-ins other than the blind baselines).
     seeded
         Whether ``seed`` changes its result.
-    plan
-        The built-in planner, or None for a plug-in.
+    scheduler
+        The built-in scheduler (start times by position), or None for a plug-in.
     plugin
         The loaded plug-in, or None for a built-in.
     """
@@ -67,7 +67,7 @@ class Method:
     name: str
     resource_aware: bool
     seeded: bool = False
-    plan: Planner | None = None
+    scheduler: Scheduler | None = None
     plugin: Plugin | None = None
 
     @property
@@ -89,9 +89,9 @@ class Method:
             return self.plugin(workflow, machine, seed=seed)
         if self.resource_aware and machine is None:
             raise MachineNeeded(f"method {self.name!r} is resource-aware and needs a machine")
-        assert self.plan is not None
+        assert self.scheduler is not None
         problem = compile_problem(workflow, machine)
-        return to_schedule(problem, self.plan(problem, seed), self.name)
+        return to_schedule(problem, self.scheduler(problem, seed), self.name)
 
 
 def _integer(name: str, text: str, what: str) -> int:
@@ -111,11 +111,11 @@ def _sgs(name: str, rest: str, justify: bool) -> Method:
     _pick(name, scheme, SCHEMES, "scheme")
     _pick(name, rule, RULE_NAMES, "rule")
 
-    def plan(problem: Problem, seed: int) -> list[float]:
+    def starts(problem: Problem, seed: int) -> list[float]:
         start = single_pass(problem, scheme, rule_keys(problem, rule, random.Random(seed)))
         return improve(problem, start)[0] if justify else start
 
-    return Method(name, resource_aware=True, seeded=rule == "random", plan=plan)
+    return Method(name, resource_aware=True, seeded=rule == "random", scheduler=starts)
 
 
 def _sampling(name: str, rest: str, justify: bool) -> Method:
@@ -123,16 +123,16 @@ def _sampling(name: str, rest: str, justify: bool) -> Method:
     passes = _integer(name, count, "the number of samples")
     rule = _pick(name, rule or "lft", tuple(RULES), "rule")
 
-    def plan(problem: Problem, seed: int) -> list[float]:
+    def starts(problem: Problem, seed: int) -> list[float]:
         return sample(problem, RULES[rule](problem), passes, random.Random(seed), justify=justify)[0]
 
-    return Method(name, resource_aware=True, seeded=True, plan=plan)
+    return Method(name, resource_aware=True, seeded=True, scheduler=starts)
 
 
 def _best_rule(name: str, rest: str, justify: bool) -> Method:
     if rest:
         raise MethodError(f"method {name!r}: best-rule takes no parameter")
-    return Method(name, resource_aware=True, plan=lambda problem, _: best_rule(problem, justify=justify))
+    return Method(name, resource_aware=True, scheduler=lambda problem, _: best_rule(problem, justify=justify))
 
 
 def _improved(name: str, rest: str) -> Method:
@@ -143,26 +143,29 @@ def _improved(name: str, rest: str) -> Method:
     return builders[head](name, inner, True)
 
 
-def _simple(name: str, rest: str, plan: Planner, *, aware: bool) -> Method:
+def _simple(name: str, rest: str, scheduler: Scheduler, *, aware: bool) -> Method:
     if rest:
         raise MethodError(f"method {name!r} takes no parameter")
-    return Method(name, resource_aware=aware, plan=plan)
+    return Method(name, resource_aware=aware, scheduler=scheduler)
 
 
 def _cap(name: str, rest: str) -> Method:
     limit = _integer(name, rest, "K (steps in flight)")
-    return Method(name, resource_aware=False, plan=lambda problem, _: in_flight(problem, limit))
+    return Method(name, resource_aware=False, scheduler=lambda problem, _: in_flight(problem, limit))
 
 
 def _admission(name: str, rest: str) -> Method:
     strict = _pick(name, rest, ("", "strict"), "admission variant") == "strict"
-    return Method(name, resource_aware=True, plan=lambda problem, _: semaphores(problem, strict=strict))
+    return Method(name, resource_aware=True, scheduler=lambda problem, _: semaphores(problem, strict=strict))
 
 
 def _best(name: str, rest: str) -> Method:
     effort = _pick(name, rest or "fast", EFFORTS, "effort")
     return Method(
-        name, resource_aware=True, seeded=effort == "thorough", plan=lambda p, s: plan_best(p, effort, s)
+        name,
+        resource_aware=True,
+        seeded=effort == "thorough",
+        scheduler=lambda p, s: best_starts(p, effort, s),
     )
 
 

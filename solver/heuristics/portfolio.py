@@ -87,7 +87,7 @@ def best_rule(problem: Problem, *, justify: bool = False) -> list[float]:
     return best.start
 
 
-def plan_best(problem: Problem, effort: str, seed: int) -> list[float]:
+def best_starts(problem: Problem, effort: str, seed: int) -> list[float]:
     """The portfolio behind :func:`best_schedule`, on compiled arrays."""
     if effort not in EFFORTS:
         raise ValueError(f"effort must be one of {EFFORTS}, got {effort!r}")
@@ -131,7 +131,7 @@ def best_schedule(
         With ``source`` ``best:<effort>``.
     """
     problem = compile_problem(workflow, machine)
-    return to_schedule(problem, plan_best(problem, effort, seed), f"best:{effort}")
+    return to_schedule(problem, best_starts(problem, effort, seed), f"best:{effort}")
 
 
 def to_schedule(problem: Problem, start: list[float], source: str) -> Schedule:

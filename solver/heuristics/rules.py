@@ -17,13 +17,13 @@ Keys = list[float]
 
 def latest_finish(problem: Problem) -> Keys:
     """LFT: latest finish time, earliest first."""
-    horizon = critical_path(problem)
+    horizon = problem.critical_path
     return [horizon - t + d for t, d in zip(problem.tail, problem.length, strict=True)]
 
 
 def latest_start(problem: Problem) -> Keys:
     """LST: latest start time, earliest first."""
-    horizon = critical_path(problem)
+    horizon = problem.critical_path
     return [horizon - t for t in problem.tail]
 
 
@@ -54,7 +54,7 @@ def longest(problem: Problem) -> Keys:
 
 def least_slack(problem: Problem) -> Keys:
     """CP: critical-path first — least total float (latest minus earliest start)."""
-    horizon = critical_path(problem)
+    horizon = problem.critical_path
     return [horizon - t - e for t, e in zip(problem.tail, problem.early, strict=True)]
 
 
@@ -70,11 +70,6 @@ def resource_pressure(problem: Problem) -> Keys:
 def ready_order(problem: Problem) -> Keys:
     """FIFO: in the order tasks become ready when run as early as possible."""
     return list(problem.early)
-
-
-def critical_path(problem: Problem) -> float:
-    """Length of the longest path (the precedence-only makespan)."""
-    return max((e + t for e, t in zip(problem.early, problem.tail, strict=True)), default=0.0)
 
 
 #: Deterministic rules by name, in the order ``best-rule`` tries them.

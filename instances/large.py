@@ -30,8 +30,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
 from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import Catalog, default_catalog
 from peakopt.instances.draws import Draws
@@ -46,8 +44,8 @@ KINDS = ("layered", "rcpsp")
 
 
 @dataclass(frozen=True)
-class StressSpec:
-    """What a stress instance looks like.
+class LargeSpec:
+    """What a large instance looks like.
 
     Parameters
     ----------
@@ -109,7 +107,7 @@ class StressSpec:
         return f"{self.kind}-n{self.tasks}-s{self.seed}"
 
 
-def layered(spec: StressSpec, catalog: Catalog | None = None) -> Workflow:
+def layered(spec: LargeSpec, catalog: Catalog | None = None) -> Workflow:
     """A layered DAG of tool calls with catalog profiles."""
     catalog = catalog or default_catalog()
     draws = Draws(spec.seed)
@@ -143,7 +141,7 @@ def _resources(demand: dict[str, float], count: int, draws: Draws) -> dict[str, 
     return kept
 
 
-def rcpsp(spec: StressSpec) -> Workflow:
+def rcpsp(spec: LargeSpec) -> Workflow:
     """A random RCPSP instance with the spec's network complexity and resource factor."""
     draws = Draws(spec.seed)
     count, span = spec.tasks, spec.span
@@ -172,22 +170,7 @@ def earliest_starts(workflow: Workflow) -> np.ndarray:
     """Earliest start of each task (in task order) when resources are ignored."""
     import numpy as np  # here: ``peakopt validate`` reads this package and must not load NumPy
 
-    index = workflow.index
-    length = np.array([t.length for t in workflow.tasks])
-    start = np.zeros(len(workflow.tasks))
-    for position in _topological(workflow):
-        before = [index[p] for p in workflow.tasks[position].depends_on]
-        if before:
-            start[position] = max(start[b] + length[b] for b in before)
-    return start
-
-
-def _topological(workflow: Workflow) -> list[int]:
-    index = workflow.index
-    ordered = all(index[p] < i for i, t in enumerate(workflow.tasks) for p in t.depends_on)
-    if ordered:
-        return list(range(len(workflow.tasks)))
-    return [index[t] for t in nx.topological_sort(workflow.graph)]
+    return np.array(workflow.earliest_starts)
 
 
 def asap_peak(workflow: Workflow, resource: str) -> float:
@@ -216,8 +199,8 @@ def strength_machine(workflow: Workflow, strength: float) -> Machine:
     return Machine(name=f"rs-{strength:g}", capacity=capacity, meta=meta)
 
 
-def stress_suite(spec: StressSpec, catalog: Catalog | None = None) -> Suite:
-    """A suite of one stress workflow and its resource-strength machine."""
+def large_suite(spec: LargeSpec, catalog: Catalog | None = None) -> Suite:
+    """A suite of one large workflow and its resource-strength machine."""
     workflow = layered(spec, catalog) if spec.kind == "layered" else rcpsp(spec)
-    meta = {"synthetic": True, "stress": dict(vars(spec))}
+    meta = {"synthetic": True, "large": dict(vars(spec))}
     return Suite(machines=(strength_machine(workflow, spec.strength),), workflows=(workflow,), meta=meta)

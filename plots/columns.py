@@ -1,7 +1,8 @@
-"""Aggregates as named, formatted columns.
+"""Aggregates as named, formatted columns, and the number formats of every table cell.
 
 One definition serves the terminal tables (``peakopt score``, ``peakopt
-report``) and the HTML report, so they always show the same figures.
+report``), plot titles and the HTML report, so they always show the same
+figures. Presentation only: the oracle computes the figures and formats none.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def gap_cell(gap: float | None, safe: bool, valid: bool = True) -> str:
     """One schedule's gap: ``+12.5%``; ``unsafe`` or ``invalid`` when it has none for that reason; ``-``.
 
     An unsafe schedule's gap is never shown, even where it could be computed
-    (see :mod:`peakopt.oracle.gap`).
+    (see :func:`peakopt.oracle.evaluate.with_reference`).
     """
     if not valid:
         return "invalid"

@@ -1,4 +1,4 @@
-"""Stress instances: layered agent DAGs and random RCPSP instances."""
+"""Large instances: layered agent DAGs and random RCPSP instances."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from peakopt.instances.stress import StressSpec, asap_peak, earliest_starts, layered, rcpsp, stress_suite
+from peakopt.instances.large import LargeSpec, asap_peak, earliest_starts, large_suite, layered, rcpsp
 from peakopt.models import Schedule, Workflow
 from peakopt.oracle import evaluate
 
@@ -19,7 +19,7 @@ def depths(workflow: Workflow) -> dict[str, int]:
 
 
 def test_layered_shape_follows_width() -> None:
-    workflow = layered(StressSpec(tasks=500, width=20, seed=3))
+    workflow = layered(LargeSpec(tasks=500, width=20, seed=3))
     assert len(workflow.tasks) == 500
     depth = depths(workflow)
     sizes = [list(depth.values()).count(d) for d in range(max(depth.values()) + 1)]
@@ -37,11 +37,11 @@ def test_layered_shape_follows_width() -> None:
     ("count", "names"), [(1, {"cpu"}), (2, {"cpu", "memory_mb"}), (4, {"cpu", "memory_mb", "R3", "R4"})]
 )
 def test_layered_resources(count: int, names: set[str]) -> None:
-    assert layered(StressSpec(tasks=300, resources=count)).resources == names
+    assert layered(LargeSpec(tasks=300, resources=count)).resources == names
 
 
 def test_rcpsp_parameters() -> None:
-    spec = StressSpec(kind="rcpsp", tasks=200, complexity=1.5, resources=3, factor=0.4, seed=5)
+    spec = LargeSpec(kind="rcpsp", tasks=200, complexity=1.5, resources=3, factor=0.4, seed=5)
     workflow = rcpsp(spec)
     assert len(workflow.tasks) == 200
     assert len(workflow.edges) == 300
@@ -58,14 +58,14 @@ def test_rcpsp_parameters() -> None:
 @settings(max_examples=25)
 @given(st.sampled_from(["layered", "rcpsp"]), st.integers(1, 60), st.integers(0, 1000))
 def test_strength_bounds_match_the_oracle(kind: str, tasks: int, seed: int) -> None:
-    base = StressSpec(kind=kind, tasks=tasks, seed=seed)
+    base = LargeSpec(kind=kind, tasks=tasks, seed=seed)
     workflow = layered(base) if kind == "layered" else rcpsp(base)
     asap = Schedule(
         workflow=workflow.id,
         starts={t.id: float(s) for t, s in zip(workflow.tasks, earliest_starts(workflow), strict=True)},
     )
-    tightest = stress_suite(StressSpec(kind=kind, tasks=tasks, seed=seed, strength=0.0)).machines[0]
-    loosest = stress_suite(StressSpec(kind=kind, tasks=tasks, seed=seed, strength=1.0)).machines[0]
+    tightest = large_suite(LargeSpec(kind=kind, tasks=tasks, seed=seed, strength=0.0)).machines[0]
+    loosest = large_suite(LargeSpec(kind=kind, tasks=tasks, seed=seed, strength=1.0)).machines[0]
     score = evaluate(workflow, loosest, asap)
     assert score.valid and score.cva == 0  # strength 1 never delays ASAP
     for resource, capacity in tightest.capacity.items():
@@ -75,9 +75,9 @@ def test_strength_bounds_match_the_oracle(kind: str, tasks: int, seed: int) -> N
 
 
 def test_strength_interpolates() -> None:
-    spec = StressSpec(kind="rcpsp", tasks=60, seed=1)
+    spec = LargeSpec(kind="rcpsp", tasks=60, seed=1)
     workflow = rcpsp(spec)
-    machine = stress_suite(StressSpec(kind="rcpsp", tasks=60, seed=1, strength=0.5)).machines[0]
+    machine = large_suite(LargeSpec(kind="rcpsp", tasks=60, seed=1, strength=0.5)).machines[0]
     for resource, capacity in machine.capacity.items():
         r_min = max(t.peak(resource) for t in workflow.tasks)
         r_max = asap_peak(workflow, resource)
@@ -85,12 +85,10 @@ def test_strength_interpolates() -> None:
     assert machine.name == "rs-0.5" and machine.meta == {"resource_strength": 0.5}
 
 
-def test_stress_is_deterministic() -> None:
-    spec = StressSpec(kind="layered", tasks=120, seed=9)
-    assert stress_suite(spec) == stress_suite(spec)
-    assert (
-        stress_suite(spec).workflows != stress_suite(StressSpec(kind="layered", tasks=120, seed=10)).workflows
-    )
+def test_large_is_deterministic() -> None:
+    spec = LargeSpec(kind="layered", tasks=120, seed=9)
+    assert large_suite(spec) == large_suite(spec)
+    assert large_suite(spec).workflows != large_suite(LargeSpec(kind="layered", tasks=120, seed=10)).workflows
 
 
 @pytest.mark.parametrize(
@@ -105,6 +103,6 @@ def test_stress_is_deterministic() -> None:
         ({"factor": 0}, "factor"),
     ],
 )
-def test_bad_stress_specs(fields: dict[str, object], message: str) -> None:
+def test_bad_large_specs(fields: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        StressSpec(**fields)  # type: ignore[arg-type]
+        LargeSpec(**fields)  # type: ignore[arg-type]

@@ -1,0 +1,113 @@
+"""A leaderboard of sources (models, heuristics) and their paired differences.
+
+Sources are ranked by the mean of one per-pair value (efficiency, the design's
+headline number), each mean with its bootstrap interval
+(:func:`~peakopt.oracle.intervals.mean_interval`). Two sources are compared on
+the pairs both answered only, pair by pair: the paired difference removes what
+the pairs themselves contribute (a hard workflow is hard for everyone), so its
+interval is far narrower than the two means' intervals suggest.
+
+A source may answer a pair more than once (Inspect's epochs, repeated runs):
+its value on that pair is the mean of those answers, so every pair weighs the
+same in the means and the differences.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import combinations
+from statistics import fmean
+
+from pydantic import BaseModel, ConfigDict
+
+from peakopt.oracle.intervals import BOOTSTRAP_SEED, RESAMPLES, Interval, mean_interval
+from peakopt.oracle.rows import ScoreRow
+
+#: What makes two rows answers to the same question.
+PAIR_KEYS = ("workflow", "machine")
+#: A pair's identity: the values of :data:`PAIR_KEYS` (and any other keys asked for).
+PairId = tuple[str | None, ...]
+#: Per source, per pair, one value.
+Values = Mapping[str, Mapping[PairId, float]]
+
+
+class Standing(BaseModel):
+    """One source's place on the leaderboard."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    source: str
+    pairs: int
+    mean: float
+    interval: Interval | None
+
+
+class Difference(BaseModel):
+    """``better`` minus ``worse`` on the pairs both answered, with its interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    better: str
+    worse: str
+    pairs: int
+    mean: float | None
+    interval: Interval | None
+
+
+def by_pair(
+    rows: Iterable[ScoreRow], value: Callable[[ScoreRow], float | None], keys: Sequence[str] = PAIR_KEYS
+) -> dict[str, dict[PairId, float]]:
+    """Per source, per pair, the mean of ``value`` over that source's rows of the pair.
+
+    Rows whose value is None are left out (a pair with no defined value is not
+    one the source is compared on); a row without a source counts as ``-``.
+    """
+    collected: dict[str, dict[PairId, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        figure = value(row)
+        if figure is not None:
+            pair = tuple(getattr(row, key) for key in keys)
+            collected[row.source or "-"][pair].append(figure)
+    return {source: {pair: fmean(v) for pair, v in pairs.items()} for source, pairs in collected.items()}
+
+
+def standings(values: Values, *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Standing]:
+    """The sources ranked by mean value, best first (ties by name; equal means share a rank)."""
+    means = {source: fmean(pairs.values()) for source, pairs in values.items() if pairs}
+    order = sorted(means, key=lambda source: (-means[source], source))
+    ranked: list[Standing] = []
+    for place, source in enumerate(order, start=1):
+        tied = ranked and ranked[-1].mean == means[source]
+        ranked.append(
+            Standing(
+                rank=ranked[-1].rank if tied else place,
+                source=source,
+                pairs=len(values[source]),
+                mean=means[source],
+                interval=mean_interval(values[source].values(), resamples=resamples, seed=seed),
+            )
+        )
+    return ranked
+
+
+def differences(
+    values: Values, ranked: Sequence[Standing], *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[Difference]:
+    """Every pair of ranked sources, the better first, compared on their common pairs."""
+    compared: list[Difference] = []
+    for better, worse in combinations(ranked, 2):
+        mine, theirs = values[better.source], values[worse.source]
+        common = [pair for pair in mine if pair in theirs]
+        deltas = [mine[pair] - theirs[pair] for pair in common]
+        compared.append(
+            Difference(
+                better=better.source,
+                worse=worse.source,
+                pairs=len(common),
+                mean=fmean(deltas) if deltas else None,
+                interval=mean_interval(deltas, resamples=resamples, seed=seed),
+            )
+        )
+    return compared
