@@ -3,9 +3,9 @@
 Each record is appended to the visible side file ``NAME.partial`` and flushed
 as it finishes, so that an interrupted run (Ctrl-C, ``kill``, a crash) keeps
 every finished record while ``NAME`` stays as it was. When the run ends, the
-side file replaces ``NAME`` in one atomic step. ``--resume`` continues from
-both files: the pairs already in either are not solved again, and their
-records are carried over.
+side file replaces ``NAME`` in one atomic step. A rerun continues from both
+files: the pairs already in either are not solved again, and their records
+are carried over (``--fresh`` starts over instead).
 
 Reading a records file to resume, a torn last line (a write cut short) is
 dropped; a damaged line elsewhere is skipped with a warning, and the complete
@@ -66,16 +66,15 @@ class JsonLinesReferences(ReferenceStore):
     out
         The checked, locked output.
     resume
-        Carry over the records already in the output and its side file.
+        Carry over the records already in the output and its side file; without it the run
+        starts over, and a side file left by an interrupted run is dropped.
     warn
         Says, on one line, what was dropped from a file resumed from.
 
     Raises
     ------
     OutputError
-        When a side file is left from an interrupted run and ``resume`` is
-        false (it would be lost), or a file to resume from is not a
-        reference file.
+        When a file to resume from is not a reference file.
     """
 
     def __init__(self, out: Destination, resume: bool, warn: Callable[[str], None]) -> None:
@@ -88,13 +87,6 @@ class JsonLinesReferences(ReferenceStore):
         partial = out.partial
         if partial.exists() and not partial.is_file():
             raise OutputError(out.option, out.path, f"{partial} is in the way and is not a file")
-        if not resume and partial.exists():
-            raise OutputError(
-                out.option,
-                out.path,
-                f"{partial} holds the records of an interrupted run; add --resume to continue it, "
-                "or remove it to start over",
-            )
         kept: dict[PairKey, tuple[str, SolveResult]] = {}
         if resume:
             for source in (out.target, partial):  # the side file's records are the newer ones
@@ -185,4 +177,5 @@ def read_done(path: Path, warn: Callable[[str], None]) -> dict[PairKey, tuple[st
 
 
 def _not_references(path: Path, why: str) -> OutputError:
-    return OutputError("--resume", path, f"is not a reference file: {why}; nothing was changed")
+    why = f"is not a reference file: {why}; nothing was changed (--fresh replaces it)"
+    return OutputError("-o", path, why)

@@ -1,4 +1,13 @@
-"""Options shared by the commands that run work in parallel: where it runs, and a progress bar."""
+"""Options shared by the commands that solve or run work in parallel: where it runs, and a progress bar.
+
+One set of defaults for ``solve``, ``stress`` and ``plot``: each solve gets
+:data:`TIME_LIMIT` seconds on :data:`WORKERS` solver thread, and
+``solve``/``stress`` run one solve per core at once (``--jobs``). One thread
+per solve is CP-SAT's reproducible mode (a ``--seed`` gives the same
+references again) and, over many instances, more solves at once beat more
+threads per solve; ``--workers N`` gives one hard instance more threads.
+``plot`` solves one instance and has no ``--jobs``.
+"""
 
 from __future__ import annotations
 
@@ -26,14 +35,21 @@ from peakopt.models import PeakoptError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def solve_options(time_limit: float, workers: int, per: str) -> Callable[[F], F]:
+#: Seconds per solve, in every command that solves.
+TIME_LIMIT = 60.0
+
+#: Solver threads per solve, in every command that solves.
+WORKERS = 1
+
+
+def solve_options(per: str) -> Callable[[F], F]:
     """``--machine``, ``--time-limit`` and ``--workers``: what to solve on, and how long and wide."""
 
     def decorate(func: F) -> F:
         func = click.option(
-            "--workers", type=PROCESSES, default=workers, show_default=True, help=f"Solver threads {per}."
+            "--workers", type=PROCESSES, default=WORKERS, show_default=True, help=f"Solver threads {per}."
         )(func)
-        func = seconds_option("--time-limit", time_limit, f"Seconds {per}.")(func)
+        func = seconds_option("--time-limit", TIME_LIMIT, f"Seconds {per}.")(func)
         return click.option(
             "--machine",
             "machines",
@@ -46,12 +62,8 @@ def solve_options(time_limit: float, workers: int, per: str) -> Callable[[F], F]
     return decorate
 
 
-def executor_options(jobs_default: str) -> Callable[[F], F]:
-    """``--jobs N | --dask-local N | --scheduler tcp://HOST:PORT``; ``jobs_default`` for the help."""
-    return lambda func: _executor_options(func, jobs_default)
-
-
-def _executor_options(func: F, jobs_default: str) -> F:
+def executor_options(func: F) -> F:
+    """``-j/--jobs N | --dask-local N | --scheduler tcp://HOST:PORT``: where the work runs."""
     func = click.option(
         "--scheduler",
         metavar="tcp://HOST:PORT",
@@ -64,10 +76,11 @@ def _executor_options(func: F, jobs_default: str) -> F:
         help="Start a Dask LocalCluster of N single-threaded worker processes.",
     )(func)
     return click.option(
+        "-j",
         "--jobs",
         type=PROCESSES,
         metavar="N",
-        help=f"Local worker processes [default: {jobs_default}].",
+        help="Local worker processes [default: the cores, at most one per item].",
     )(func)
 
 
@@ -99,7 +112,10 @@ class RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         """The task's speed, or a dash before there is one."""
         speed = task.finished_speed or task.speed
-        return Text("-" if speed is None else f"{speed:,.0f} {self.unit}/s")
+        if speed is None:
+            return Text("-")
+        # slow items (solves) need their decimals, fast ones (rows) their thousands
+        return Text(f"{speed:,.0f} {self.unit}/s" if speed >= 10 else f"{speed:.2g} {self.unit}/s")
 
 
 def progress_bar(console: Console, label: str, unit: str) -> Progress:

@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
 from rich.table import Table
 
 from peakopt.cli.common import input_options
 from peakopt.cli.inputs import summary
+from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import COUNT, COUNT_OR_NONE, PROBABILITY, SEED_MAX, Finite, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import Scopes
@@ -24,6 +24,7 @@ from peakopt.instances.large import KINDS, LargeSpec, large_suite
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.prompts import SETTINGS, TASKS, plan_prompt_record, prompt_records
 from peakopt.models import Suite
+from peakopt.plots.columns import figure
 
 SUITE_FILE = "suite.json"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,7 +41,7 @@ def _machines_table(suite: Suite) -> Table:
     resources = sorted({r for m in suite.machines for r in m.capacity})
     table = Table("machine", *resources, title="machine profiles")
     for machine in suite.machines:
-        table.add_row(machine.name, *(f"{machine.capacity.get(r, '-'):g}" for r in resources))
+        table.add_row(machine.name, *(figure(machine.capacity.get(r)) for r in resources))
     return table
 
 
@@ -51,19 +52,22 @@ def _claim(output: str | None, catalog: str | None) -> Output | None:
     return claim(output, [catalog] if catalog else [], directory=not output.lower().endswith(".json"))
 
 
-def _emit(suite: Suite, out: Output | None, name: str) -> None:
-    """The suite on stdout, in the -o file, or in NAME.json in the -o directory (replaced atomically)."""
+def _emit(suite: Suite, out: Output | None, name: str) -> Path | None:
+    """The suite on stdout, in the -o file, or in NAME.json in the -o directory (replaced atomically).
+
+    Returns the file written (None for stdout).
+    """
     text = compact_json(suite)
     if out is None:
         click.echo(text, nl=False)
-        return
+        return None
     if out.directory:
         target = Path(out.path) / f"{name}.json"
         write_atomic(target, text)
     else:
         target = Path(out.path)
         out.write_text(text)
-    click.echo(f"wrote {target}: {summary(suite)}", err=True)
+    return target
 
 
 def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]:
@@ -93,6 +97,7 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
     help=f"A .json file, or a directory (gets {SUITE_FILE} or one file per instance; created if missing, "
     f"in an existing folder). Default: stdout. {REPLACES}",
 )
+@quiet_option
 @click.pass_context
 def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **options: Any) -> None:
     """Generate a synthetic PeakBench-like suite, or large stress instances.
@@ -126,8 +131,10 @@ def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
     out = _claim(output, options["catalog_path"])
     spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"])
     suite = generate_suite(spec, _catalog(options["catalog_path"]))
-    _emit(suite, out, SUITE_FILE.removesuffix(".json"))
-    Console(stderr=True).print(_machines_table(suite))
+    target = _emit(suite, out, SUITE_FILE.removesuffix(".json"))
+    console().print(_machines_table(suite))
+    if target is not None:
+        wrote(target, summary(suite))
 
 
 def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> None:
@@ -141,6 +148,7 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
         raise click.UsageError("--count above 1 needs -o DIR (a directory), not a file or stdout")
     out = _claim(output, options["catalog_path"])
     catalog = _catalog(options["catalog_path"])
+    made, target = [], None
     for i in range(count):
         spec = LargeSpec(
             kind=str(options["kind"]),
@@ -152,7 +160,11 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
             factor=options["factor"],
             seed=int(options["seed"]) + i,
         )
-        _emit(large_suite(spec, catalog), out, spec.name)
+        made.append(large_suite(spec, catalog))
+        target = _emit(made[-1], out, spec.name)
+    if target is not None:
+        where = target if count == 1 else f"{plural(count, 'file')} in {out.path if out else ''}/"
+        wrote(where, summary(*made))
 
 
 def _schedule_records(scopes: Scopes, setting: str, machines: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -200,8 +212,11 @@ def _plan_records(scopes: Scopes) -> list[dict[str, Any]]:
     "capacities), durations, cpu, memory, cpu-memory, or no-profile (structure only).",
 )
 @click.option("--machine", "machines", multiple=True, help="Only these machine profiles (repeatable).")
-@click.option("-o", "--output", help=f"JSON Lines file to write. Default: stdout. {REPLACES}")
+@click.option(
+    "-o", "--output", metavar="PROMPTS.jsonl", help=f"JSON Lines file to write. Default: stdout. {REPLACES}"
+)
 @input_options
+@quiet_option
 def prompt(
     paths: tuple[str, ...],
     task: str,
@@ -234,5 +249,9 @@ def prompt(
         click.echo(text, nl=False)
     else:
         out.write_text(text)
-    count, kind = len(records), "plan" if task == "plan" else setting
-    click.echo(f"{count} prompt{'s' * (count != 1)} ({kind}) for {summary(*scopes.suites)}", err=True)
+    kind = "plan" if task == "plan" else setting
+    what = f"{plural(len(records), 'prompt')} ({kind}) for {summary(*scopes.suites)}"
+    if output is None:
+        note(what)
+    else:
+        wrote(output, what)

@@ -9,6 +9,7 @@ import click
 from pydantic import BaseModel
 
 from peakopt.cli.common import input_files, input_options, read_inputs, unconstrained, warn
+from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.instances import WRITE_FORMATS, InputError, load, render
 from peakopt.models import Machine, Schedule, Segment, SolveResult, Suite, Task, Workflow
@@ -38,7 +39,8 @@ def summary(*suites: Suite) -> str:
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @input_options
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON record per file on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print one record per file on stdout (JSON Lines).")
+@quiet_option
 def validate(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bool, as_json: bool) -> None:
     """Check input files: one line per file, OK with counts or the error.
 
@@ -90,13 +92,14 @@ def _report(record: dict[str, Any], as_json: bool, counts: str = "") -> None:
 
 @click.command()
 @click.argument("source", metavar="IN")
-@click.option("-o", "--output", required=True, help=f"File to write. {REPLACES}")
+@click.option("-o", "--output", required=True, metavar="FILE", help=f"File to write. {REPLACES}")
 @click.option(
     "--to",
     type=click.Choice(WRITE_FORMATS),
     help="Output format; by default jsonl for .jsonl files, else json.",
 )
 @input_options
+@quiet_option
 def convert(source: str, output: str, to: str | None, fmt: str | None, cpu: str, keep_dummies: bool) -> None:
     """Convert an input file to peakopt JSON, JSON Lines or a PeakBench context.
 
@@ -107,11 +110,12 @@ def convert(source: str, output: str, to: str | None, fmt: str | None, cpu: str,
     kind = to or ("jsonl" if output.lower().endswith((".jsonl", ".ndjson")) else "json")
     if out is not None:
         out.write_text(render(suite, kind, output))
-    click.echo(f"wrote {output} ({kind}): {summary(suite)}", err=True)
+    wrote(output, f"{summary(suite)} ({kind})")
 
 
 @click.command()
 @click.argument("name", type=click.Choice(sorted(SCHEMAS)), default="workflow", required=False)
+@quiet_option
 def schema(name: str) -> None:
     """Print the JSON Schema of a peakopt document (default: workflow).
 

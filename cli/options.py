@@ -21,7 +21,7 @@ The ranges, and why:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
@@ -84,3 +84,87 @@ def seed_option(help_text: str, name: str = "--seed") -> Callable[[F], F]:
 def seconds_option(name: str, default: float, help_text: str) -> Callable[[F], F]:
     """A time limit option in seconds, in :data:`SECONDS`'s range."""
     return click.option(name, type=SECONDS, default=default, show_default=True, help=help_text)
+
+
+class Renamed(click.Option):
+    """An option that still takes its old spellings for one release: hidden from ``--help``, warned.
+
+    Parameters
+    ----------
+    old
+        The old spellings (``--schedule``); each use prints one ``Warning:`` line naming the new one.
+    """
+
+    def __init__(self, *args: Any, old: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.old = old
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        """Register the option, then its old spellings as one more parser option of the same value."""
+        super().add_to_parser(parser, ctx)
+        if not self.old:
+            return
+        shown = self.opts
+        self.opts = list(self.old)  # click's own registration (its action, nargs, flag value), once more
+        try:
+            super().add_to_parser(parser, ctx)
+        finally:
+            self.opts = shown
+        spelling = self.old[0]
+        option = parser._long_opt.get(spelling) or parser._short_opt.get(spelling)
+        process = option.process
+        new = max(self.opts, key=len)
+
+        def warned(value: Any, state: Any) -> None:
+            old = " / ".join(self.old)
+            click.echo(f"Warning: {old} is now {new}; the old spelling goes in the next release", err=True)
+            process(value, state)
+
+        option.process = warned
+
+
+def split_names(values: Sequence[str]) -> tuple[str, ...]:
+    """The names of a repeatable option whose values may be comma-separated (``-m a,b -m c``).
+
+    Each name once, in the order first given; blanks dropped. Every list option
+    (``--method``, ``--redo``, ``--by``) is read by this one function.
+    """
+    return tuple(dict.fromkeys(n.strip() for value in values for n in value.split(",") if n.strip()))
+
+
+def method_list(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """Callback of a ``--method`` option: its names by :func:`split_names` (a usage error if only commas)."""
+    names = split_names(value)
+    if value and not names:
+        raise click.BadParameter("name at least one method")
+    return names
+
+
+#: Other names of a ``--by`` field: ``stress`` and ``report`` called the rows' source their method.
+BY_ALIASES = {"method": "source"}
+
+
+def by_option(known: Sequence[str], help_text: str, *, first: str | None = None) -> Callable[[F], F]:
+    """``--by``: comma-separated fields of ``known`` (default ``source``; ``method`` means ``source``).
+
+    Parameters
+    ----------
+    known
+        The fields to group by.
+    help_text
+        The option's help.
+    first
+        A field every grouping starts with (``report`` and ``stress`` always group by source).
+    """
+
+    def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+        keys = [BY_ALIASES.get(k, k) for k in split_names([value])]
+        wrong = [k for k in keys if k not in known]
+        if wrong:
+            also = ", ".join(f"{alias} for {name}" for alias, name in BY_ALIASES.items() if name in known)
+            raise click.BadParameter(
+                f"unknown field {', '.join(wrong)}; choose from {', '.join(known)} ({also})"
+            )
+        return tuple(dict.fromkeys([*([first] if first else []), *keys]))
+
+    return click.option("--by", default="source", show_default=True, callback=parse, help=help_text)

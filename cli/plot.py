@@ -9,7 +9,8 @@ import click
 
 from peakopt.cli.cluster import solve_options
 from peakopt.cli.common import input_options, warn
-from peakopt.cli.options import seed_option
+from peakopt.cli.messages import quiet_option, wrote
+from peakopt.cli.options import Renamed, seed_option, split_names
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import answer_records, load_references
 from peakopt.cli.targets import targets
@@ -104,7 +105,7 @@ def _collect(
     schedules: list[Schedule] = []
     for kind in ctx.meta.get(ORDER, []):
         if kind == "methods":
-            for name in (n.strip() for value in options["methods"] for n in value.split(",") if n.strip()):
+            for name in split_names(options["methods"]):
                 try:
                     schedules.append(run(workflow, machine, name, seed=options["seed"]))
                 except MethodError as exc:
@@ -124,15 +125,16 @@ def _collect(
                 raise PeakoptError(f"no schedule found for {workflow.id!r} on {machine.name!r} in time")
             schedules.append(schedule.model_copy(update={"source": label}))
     if not schedules:
-        raise click.UsageError("nothing to draw: give --method NAME, --schedule FILE or --optimal")
+        raise click.UsageError("nothing to draw: give --method NAME, --schedules FILE or --optimal")
     return schedules, reference
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--workflow", "workflow_id", help="The workflow to draw, when the inputs hold several.")
-@solve_options(time_limit=10.0, workers=2, per="for --optimal")
+@solve_options(per="for --optimal")
 @click.option(
+    "-m",
     "--method",
     "methods",
     multiple=True,
@@ -141,12 +143,18 @@ def _collect(
     help="Draw a heuristic's schedule (see peakopt schedule --list); repeatable.",
 )
 @click.option(
-    "--schedule",
+    "-s",
+    "--schedules",
     "schedules",
+    cls=Renamed,
+    old=("--schedule",),
     multiple=True,
     callback=_remember,
-    metavar="FILE",
-    help="Draw the schedules of a records file (schedules, LLM answers, references) or an Inspect .eval log.",
+    metavar="SCHEDULES.jsonl|LOG.eval",
+    help=(
+        "Draw the schedules in a records file (schedules, raw LLM answers, references) "
+        "or an Inspect .eval log; repeatable."
+    ),
 )
 @click.option(
     "--optimal",
@@ -155,6 +163,7 @@ def _collect(
     help="Draw the optimum (from --reference, else solved now).",
 )
 @click.option(
+    "-r",
     "--reference",
     "reference_path",
     metavar="REFS.jsonl",
@@ -169,8 +178,11 @@ def _collect(
     show_default=True,
     help="Colour bars by the tool's server or by resource class.",
 )
-@click.option("-o", "--output", required=True, help=f"Picture to write: .png, .svg or .pdf. {REPLACES}")
+@click.option(
+    "-o", "--output", required=True, metavar="FILE", help=f"Picture to write: .png, .svg or .pdf. {REPLACES}"
+)
 @input_options
+@quiet_option
 @click.pass_context
 def plot(
     ctx: click.Context,
@@ -211,4 +223,4 @@ def plot(
     picture = figure(workflow, machine, drawn, dependencies=dependencies, colour_by=colour)
     with out.replacing() as temp:
         save_figure(picture, temp)
-    click.echo(f"wrote {output}: {', '.join(d.label for d in drawn)}", err=True)
+    wrote(output, ", ".join(d.label for d in drawn))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.table import Table
@@ -15,10 +15,11 @@ from peakopt.campaign.storage import is_store_path
 from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
-from peakopt.cli.options import COUNT_OR_NONE
+from peakopt.cli.messages import plural, quiet_option, wrote
+from peakopt.cli.options import COUNT_OR_NONE, by_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import show, to_csv, to_json
+from peakopt.cli.tables import check_formats, emit, format_options, show
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
@@ -27,23 +28,19 @@ from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.references import Checked
 from peakopt.plots.columns import Column, summary_columns
-from peakopt.plots.html import WorstCase, render_report
-from peakopt.plots.schedule_plot import Drawn
 from peakopt.plots.worst import case_title, pick_worst
+
+if TYPE_CHECKING:
+    from peakopt.plots.html import WorstCase
+    from peakopt.plots.schedule_plot import Drawn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Error reasons listed under the summary; the store's ``error`` column has them all.
 REASONS_SHOWN = 10
 
-#: --by fields: ``method`` is the rows' ``source``.
-BY_FIELDS = {
-    "method": "source",
-    "setting": "setting",
-    "tier": "tier",
-    "machine": "machine",
-    "workflow": "workflow",
-}
+#: --by fields (``method`` is accepted for ``source``, the method that made a row).
+BY_FIELDS = ("source", "setting", "tier", "machine", "workflow")
 
 
 class MethodSummary(ScoreSummary):
@@ -52,21 +49,18 @@ class MethodSummary(ScoreSummary):
     errors: int
 
 
-def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("method",)) -> list[MethodSummary]:
+def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list[MethodSummary]:
     """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`."""
-    fields = [BY_FIELDS[key] for key in by]
-    found = []
-    for summary in aggregate(rows, fields):
-        group = {name: summary.group[field] for name, field in zip(by, fields, strict=True)}
-        data = summary.model_dump() | {"group": group}
-        found.append(MethodSummary(**data, errors=summary.invalid_reasons.get(ERROR, 0)))
-    return found
+    return [
+        MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))
+        for summary in aggregate(rows, list(by))
+    ]
 
 
 def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     """Per group: failed runs, then the summary columns of :mod:`peakopt.plots.columns`."""
     table = Table(title=title, title_justify="left")
-    names = list(found[0].group) if found else ["method"]
+    names = list(found[0].group) if found else ["source"]
     columns = report_columns()
     for name in names:
         table.add_column(name)
@@ -83,13 +77,9 @@ def report_columns() -> list[Column]:
     return summary_columns(gaps=True, failed=ERROR)
 
 
-def parse_by(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-    """Comma-separated fields of :data:`BY_FIELDS`; ``method`` always comes first."""
-    keys = [k.strip() for k in value.split(",") if k.strip()]
-    wrong = [k for k in keys if k not in BY_FIELDS]
-    if wrong:
-        raise click.BadParameter(f"unknown field {', '.join(wrong)}; choose from {', '.join(BY_FIELDS)}")
-    return tuple(dict.fromkeys(["method", *keys]))
+def by_sources(help_text: str) -> Callable[[F], F]:
+    """``--by``: the summary per source (the method), and also per these fields of :data:`BY_FIELDS`."""
+    return by_option(BY_FIELDS, help_text, first="source")
 
 
 def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[Threshold]:
@@ -126,23 +116,23 @@ def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
     more = len(reasons) - REASONS_SHOWN
     caption = f"and {more} other reasons (the store's results.error column)" if more > 0 else None
     table = Table(title="errors", title_justify="left", caption=caption, caption_justify="left")
-    for column in ("method", "rows", "reason"):
+    for column in ("source", "rows", "reason"):
         table.add_column(column, justify="right" if column == "rows" else "left")
     for method, reason, count in reasons[:REASONS_SHOWN]:
         table.add_row(method, str(count), reason)
     return table
 
 
-def emit(
+def summary_options(func: F) -> F:
+    """``--json`` and ``--csv`` of the per-method summary (``report`` and ``stress``)."""
+    return format_options("the summaries", stream=False)(func)
+
+
+def show_summaries(
     found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str, rows: Sequence[ScoreRow] = ()
 ) -> None:
     """The table (and the failed runs' reasons) on stderr; the summaries as JSON or CSV on stdout."""
-    if as_json and as_csv:
-        raise click.UsageError("--json and --csv are exclusive")
-    if as_json:
-        click.echo(to_json(found))
-    elif as_csv:
-        click.echo(to_csv(found), nl=False)
+    emit(found, as_json, as_csv, stream=False)
     reasons = errors_table(rows)
     show(report_table(found, title), *([reasons] if reasons else []))
 
@@ -185,15 +175,8 @@ def fail_on_option(func: F) -> F:
 
 @click.command("report")
 @click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl|LOG.eval")
-@click.option(
-    "--by",
-    default="method",
-    show_default=True,
-    callback=parse_by,
-    help=f"Also group by these comma-separated fields ({','.join(BY_FIELDS)}).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summaries as one JSON list.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the summaries as CSV.")
+@by_sources(f"Also group by these comma-separated fields ({','.join(BY_FIELDS[1:])}).")
+@summary_options
 @click.option(
     "-o", "--output", metavar="REPORT.html", help=f"Also write a self-contained HTML report. {REPLACES}"
 )
@@ -213,12 +196,14 @@ def fail_on_option(func: F) -> F:
     help="SCORES.jsonl only: the inputs scored, to draw the worst cases.",
 )
 @click.option(
+    "-r",
     "--reference",
     "reference_path",
     metavar="REFS.jsonl",
     help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
 )
 @fail_on_option
+@quiet_option
 def report(
     path: str,
     by: tuple[str, ...],
@@ -249,15 +234,18 @@ def report(
     A store is opened read-only and never written. --fail-on makes the command
     exit 1 when a group of the summary crosses a threshold (for CI).
 
-    Example: peakopt report results.sqlite --by method,tier -o report.html
+    Example: peakopt report results.sqlite --by tier -o report.html
     """
+    check_formats(as_json, as_csv)
     out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
     rows = read_rows(path)
     # the inputs of the drawings are read (and the references checked) before anything is printed
     drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)
-    emit(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
+    show_summaries(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
     if out is not None:
+        from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
+
         cases = worst_drawings(path, rows, worst, drawn)
         page = render_report(
             rows,
@@ -267,7 +255,7 @@ def report(
             columns=report_columns(),
         )
         out.write_text(page)
-        click.echo(f"wrote {output}", err=True)
+        wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")
     gate(found, fail_on)
 
 
@@ -275,6 +263,8 @@ def drawing(
     workflow: Workflow, machine: Machine, label: str, starts: dict[str, float], gap: float | None
 ) -> Drawn:
     """One schedule of a worst case, judged by the oracle."""
+    from peakopt.plots.schedule_plot import Drawn
+
     schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts, source=label)
     return Drawn(label, schedule, evaluate(workflow, machine, schedule), gap)
 
@@ -282,6 +272,8 @@ def drawing(
 def _case(
     method: str, row: ScoreRow, workflow: Workflow, machine: Machine, ref: SolveResult | None
 ) -> WorstCase:
+    from peakopt.plots.html import WorstCase
+
     drawn = [drawing(workflow, machine, method, row.starts or {}, row.gap)]
     if ref is not None and ref.starts is not None:
         label = "optimal" if ref.status == "optimal" else f"best found ({ref.status})"

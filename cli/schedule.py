@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-from collections import defaultdict
-
 import click
-from rich.console import Console
 from rich.table import Table
 
 from peakopt.cli.common import input_options
-from peakopt.cli.options import seed_option
+from peakopt.cli.messages import console, plural, quiet_option, wrote
+from peakopt.cli.options import method_list, seed_option
 from peakopt.cli.outputs import REPLACES, claim
+from peakopt.cli.tables import score_table
 from peakopt.cli.targets import Target, targets
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import schedule_record
 from peakopt.models import Machine, Schedule
 from peakopt.oracle import Score, evaluate
+from peakopt.oracle.aggregate import aggregate
+from peakopt.oracle.rows import ScoreRow
+from peakopt.plots.columns import figure
 from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
 from peakopt.solver.heuristics.methods import __doc__ as GRAMMAR
 
@@ -31,11 +32,10 @@ def _list_methods(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     ctx.exit()
 
 
-def parse_methods(values: tuple[str, ...]) -> list[Method]:
-    """Methods from ``--method`` values (repeated or comma-separated); unknown names are usage errors."""
-    names = [n.strip() for value in values for n in value.split(",") if n.strip()]
+def parse_methods(names: tuple[str, ...]) -> list[Method]:
+    """The methods of ``--method``'s names; an unknown one is a usage error."""
     methods = []
-    for name in dict.fromkeys(names):
+    for name in names:
         try:
             methods.append(parse_method(name))
         except MethodError as exc:
@@ -64,9 +64,9 @@ LIMITLESS = Machine(name="limitless", capacity={})
 
 def _cells(schedule: Schedule, score: Score) -> tuple[str, str, str]:
     if schedule.machine is None:
-        return f"{score.makespan:.6g}", "-", "-" if score.valid else "invalid"
+        return figure(score.makespan), "-", "-" if score.valid else "invalid"
     safe = "yes" if score.safe else ("invalid" if not score.valid else "no")
-    return f"{score.makespan:.6g}", f"{score.cva:.4g}", safe
+    return figure(score.makespan), figure(score.cva, 4), safe
 
 
 def _detail(rows: list[tuple[Schedule, Score]]) -> Table:
@@ -80,34 +80,25 @@ def _detail(rows: list[tuple[Schedule, Score]]) -> Table:
     return table
 
 
+#: What a schedule judged without a machine (on :data:`LIMITLESS`) has no figure for.
+UNMEASURED = dict.fromkeys(("cva", "cva_floor", "avoidable_cva", "mru", "strict_mru", "safe_mru"))
+
+
+def score_row(schedule: Schedule, score: Score) -> ScoreRow:
+    """The oracle's row of one schedule; without a machine, no resource figures (``-``, not 0)."""
+    row = ScoreRow.from_score(score)
+    return row if schedule.machine is not None else row.model_copy(update={"machine": None, **UNMEASURED})
+
+
 def _summary(rows: list[tuple[Schedule, Score]]) -> Table:
-    table = Table(title="peakopt schedule (means over workflows)", title_justify="left")
-    for column in ("machine", "method", "schedules", "makespan", "cva", "safe"):
-        table.add_column(column, justify="left" if column in ("machine", "method") else "right")
-    groups: dict[tuple[str, str], list[Score]] = defaultdict(list)
-    for schedule, score in rows:
-        groups[(schedule.machine or "-", schedule.source or "")].append(score)
-    for (machine, method), scores in groups.items():
-        count = len(scores)
-        span = sum(s.makespan for s in scores) / count
-        if machine == "-":
-            table.add_row(machine, method, str(count), f"{span:.6g}", "-", "-")
-        else:
-            cva = sum(s.cva for s in scores) / count
-            table.add_row(
-                machine,
-                method,
-                str(count),
-                f"{span:.6g}",
-                f"{cva:.4g}",
-                f"{sum(s.safe for s in scores)}/{count}",
-            )
-    return table
+    """Per machine × method, the oracle's aggregate (the columns of ``peakopt score``'s table)."""
+    found = aggregate([score_row(s, score) for s, score in rows], ("machine", "source"))
+    return score_table(found, gaps=False, title="peakopt schedule (means over workflows)")
 
 
 def print_table(rows: list[tuple[Schedule, Score]]) -> None:
     """Makespan, cva and safety per schedule (or per machine × method when many) on stderr."""
-    Console(file=sys.stderr).print(_detail(rows) if len(rows) <= DETAIL_ROWS else _summary(rows))
+    console().print(_detail(rows) if len(rows) <= DETAIL_ROWS else _summary(rows))
 
 
 def _epilog() -> str:
@@ -124,6 +115,7 @@ def _epilog() -> str:
     multiple=True,
     default=("best:fast",),
     show_default=True,
+    callback=method_list,
     help="Heuristic(s): NAME[,NAME...], repeatable; see below and --list.",
 )
 @click.option(
@@ -133,8 +125,13 @@ def _epilog() -> str:
     help="A machine of the inputs by name, or a file of machines; repeatable.",
 )
 @seed_option("Seed of the random rule, sampling and plug-ins.")
-@click.option("-o", "--output", help=f"Write the schedules (JSON Lines) to this file. {REPLACES}")
-@click.option("--json", "as_json", is_flag=True, help="Print the schedules (JSON Lines) on stdout.")
+@click.option(
+    "-o",
+    "--output",
+    metavar="SCHEDULES.jsonl",
+    help=f"Write the schedules (JSON Lines) to this file. {REPLACES}",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the schedules on stdout (JSON Lines).")
 @click.option(
     "--list",
     "list_methods",
@@ -145,6 +142,7 @@ def _epilog() -> str:
     help="List the built-in methods and exit.",
 )
 @input_options
+@quiet_option
 def schedule_command(
     paths: tuple[str, ...],
     method_values: tuple[str, ...],
@@ -164,8 +162,6 @@ def schedule_command(
 
     Example: peakopt schedule bundled:refund --method asap,fbi:sgs:parallel:lft --json
     """
-    if output and as_json:
-        raise click.UsageError("give either -o FILE or --json, not both")
     methods = parse_methods(method_values)
     out = claim(output, (*paths, *machine_values))
     found = targets(
@@ -182,6 +178,8 @@ def schedule_command(
     text = to_jsonl(schedule_record(s) for s, _ in rows)
     if out is not None:
         out.write_text(text)
-    elif as_json:
+    if as_json:
         click.echo(text, nl=False)
     print_table(rows)
+    if out is not None:
+        wrote(output, plural(len(rows), "schedule"))

@@ -9,15 +9,18 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.common import input_options, warn_unconstrained
+from peakopt.cli.messages import note, plural, quiet_option, wrote
+from peakopt.cli.options import by_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.tables import (
+    check_formats,
     correlation_table,
     dump_rows,
+    emit,
+    format_options,
     plan_table,
     score_table,
     show,
-    to_csv,
-    to_json,
 )
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_records
@@ -34,57 +37,44 @@ from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _parse_by(known: Sequence[str]) -> Callable[[click.Context, click.Parameter, str], tuple[str, ...]]:
-    def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
-        keys = tuple(k.strip() for k in value.split(",") if k.strip())
-        wrong = [k for k in keys if k not in known]
-        if wrong:
-            raise click.BadParameter(f"unknown field {', '.join(wrong)}; choose from {', '.join(known)}")
-        return keys
-
-    return parse
-
-
 def grouping(known: Sequence[str]) -> Callable[[F], F]:
     """The ``--by`` option: comma-separated grouping fields out of ``known``."""
-    return click.option(
-        "--by",
-        default="source",
-        show_default=True,
-        callback=_parse_by(known),
-        help=f"Group the aggregates by these comma-separated fields ({','.join(known)}); '' for one group.",
+    return by_option(
+        known, f"Group the aggregates by these comma-separated fields ({','.join(known)}); '' for one group."
     )
 
 
 def outputs(func: F) -> F:
-    """``--json``, ``--csv`` and ``-o``: where the per-record scores go."""
-    func = click.option("-o", "--output", help=f"Write the per-record scores as JSON Lines. {REPLACES}")(func)
-    func = click.option("--csv", "as_csv", is_flag=True, help="Print the per-record scores as CSV.")(func)
-    return click.option(
-        "--json", "as_json", is_flag=True, help="Print the per-record scores as one JSON list."
+    """``--json``, ``--csv``, ``-o`` and ``--quiet``: where the per-record scores go, and the table."""
+    func = quiet_option(func)
+    func = click.option(
+        "-o",
+        "--output",
+        metavar="SCORES.jsonl",
+        help=f"Write the per-record scores as JSON Lines. {REPLACES}",
     )(func)
+    return format_options("the per-record scores", stream=True)(func)
 
 
 def _claim(output: str | None, as_json: bool, as_csv: bool, inputs: Sequence[str | None]) -> Output | None:
     """Check the output options, and the -o file, before any work."""
-    if as_json and as_csv:
-        raise click.UsageError("--json and --csv are exclusive")
+    check_formats(as_json, as_csv)
     return claim(output, [i for i in inputs if i])
 
 
 def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, out: Output | None) -> None:
     if out is not None:
         out.write_text(to_jsonl(dump_rows(rows)))
-    if as_json:
-        click.echo(to_json(rows))
-    elif as_csv:
-        click.echo(to_csv(rows), nl=False)
+    emit(rows, as_json, as_csv, stream=True)
 
 
-def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> str:
-    invalid = sum(not r.valid for r in rows)
-    note = f"{len(rows)} records, {invalid} invalid (counted, not dropped)"
-    return note + (f"; per-record scores in {output}" if output else "")
+def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> None:
+    """The closing line: what was written where (or scored, without -o)."""
+    counts = f"{plural(len(rows), 'record')}, {sum(not r.valid for r in rows)} invalid (counted, not dropped)"
+    if output:
+        wrote(output, counts)
+    else:
+        note(counts)
 
 
 @click.command()
@@ -94,9 +84,15 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     "-s",
     "--schedules",
     required=True,
+    metavar="SCHEDULES.jsonl|LOG.eval",
     help="JSON Lines of schedules or raw LLM responses, or an Inspect .eval log.",
 )
-@click.option("-r", "--reference", help="JSON Lines of reference results (peakopt solve) for the gaps.")
+@click.option(
+    "-r",
+    "--reference",
+    metavar="REFS.jsonl",
+    help="JSON Lines of reference results (peakopt solve -o) for the gaps.",
+)
 @click.option("--replay", type=click.Choice(MODES), default="literal", show_default=True, help="Replay mode.")
 @click.option(
     "--delay-from",
@@ -152,7 +148,8 @@ def score(
         for r in answer_records(schedules)
     ]
     _emit(rows, as_json, as_csv, out)
-    show(score_table(aggregate(rows, by), gaps=bool(references)), note=_count(rows, output))
+    show(score_table(aggregate(rows, by), gaps=bool(references)))
+    _count(rows, output)
 
 
 #: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.
@@ -254,4 +251,5 @@ def plan_score_command(
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:
         tables.append(correlation_table(correlate(rows, read_scores(scores))))
-    show(*tables, note=_count(rows, output))
+    show(*tables)
+    _count(rows, output)

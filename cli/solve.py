@@ -7,35 +7,25 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.jsonl import JsonLinesReferences
 from peakopt.campaign.runner import run_work
 from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
-from peakopt.cli.cluster import executor_options, solve_options, start, where
-from peakopt.cli.common import input_options, interrupted, warn
+from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.group import interrupted
+from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
 from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
-from peakopt.models import PeakoptError, SolveResult
+from peakopt.models import PeakoptError, SolveResult, content_hash
 from peakopt.solver import BACKENDS
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
-
-
-def _progress_bar(console: Console) -> Progress:
-    return Progress(
-        TextColumn("[bold]solve"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=False,
-    )
 
 
 def _describe(job: SolveItem, incumbent: float | None, bound: float) -> str:
@@ -47,7 +37,7 @@ def solve_all(todo: list[SolveItem], executor: Executor, sink: Sink, console: Co
     """Solve the jobs on the executor, each record written as it finishes, under a progress bar."""
     seen: dict[int, float] = {}
     running = {job.index: job for job in todo}
-    with _progress_bar(console) as bar:
+    with progress_bar(console, "solve", "solves") as bar:
         task = bar.add_task("", total=len(todo))
 
         def finished(job: SolveItem, result: SolveResult) -> None:
@@ -97,12 +87,18 @@ def _bound_gap(result: SolveResult) -> float | None:
     return (result.makespan - result.lower_bound) / result.makespan if result.makespan > 0 else 0.0
 
 
+def _resume_is_default(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    if value:
+        warn("--resume is what a rerun does now; the flag goes in the next release")
+    return value
+
+
 @click.command("solve")
 @click.argument("paths", nargs=-1, required=True)
 @input_options
-@solve_options(time_limit=60.0, workers=2, per="per solve (workflow × machine)")
-@executor_options(jobs_default="1")
-@seed_option("Random seed (reproducible with --workers 1).")
+@solve_options(per="per solve (workflow × machine)")
+@executor_options
+@seed_option("Random seed (the same references again with one worker per solve, the default).")
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
@@ -122,14 +118,17 @@ def _bound_gap(result: SolveResult) -> float | None:
     "--output",
     metavar="REFS.jsonl",
     help="Write the records to this JSON Lines file: streamed to REFS.jsonl.partial as they finish, "
-    "which replaces REFS.jsonl in one step at the end (an interrupted run leaves REFS.jsonl as it was).",
+    "which replaces REFS.jsonl in one step at the end (an interrupted run leaves REFS.jsonl as it was). "
+    "A rerun continues: the records already in both files are kept, their pairs not solved again.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON record per solve on stdout.")
+@click.option("--json", "as_json", is_flag=True, help="Print the records on stdout (JSON Lines).")
 @click.option(
-    "--resume",
+    "--fresh",
     is_flag=True,
-    help="Continue from -o's file and its .partial: their records are kept, their pairs not solved again.",
+    help="Start over: drop the records of -o's file and its .partial instead of continuing from them.",
 )
+@click.option("--resume", is_flag=True, hidden=True, callback=_resume_is_default)  # the default now
+@quiet_option
 def solve_command(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -146,6 +145,7 @@ def solve_command(
     gap_limit: float,
     output: str | None,
     as_json: bool,
+    fresh: bool,
     resume: bool,
 ) -> None:
     """Optimal (or bounded) reference schedules for every workflow × machine of the inputs.
@@ -154,21 +154,25 @@ def solve_command(
     and cva floor; `peakopt score` reads them as references. With -o, records
     are appended to REFS.jsonl.partial as they finish, and that file replaces
     REFS.jsonl when the run ends: an interrupted run keeps its records there
-    and leaves REFS.jsonl as it was; --resume continues from both.
+    and leaves REFS.jsonl as it was. Rerun the same command to resume, as with
+    `peakopt stress`: the pairs already in either file are not solved again
+    (a record of another workflow or machine under the same names is), and
+    --fresh starts over.
 
     Solves run in local processes (--jobs) or on a Dask cluster
     (--dask-local N starts one here, --scheduler joins a running one).
 
-    Example: peakopt solve ../shared/psplib/j30/ --jobs 2 --workers 1 -o j30.refs.jsonl
+    Example: peakopt solve ../shared/psplib/j30/ --jobs 2 -o j30.refs.jsonl
     """
-    if output is not None and as_json:
-        raise click.UsageError("give -o/--output or --json, not both")
-    if resume and output is None:
-        raise click.UsageError("--resume needs -o/--output")
+    for flag, given in (("--resume", resume), ("--fresh", fresh)):
+        if given and output is None:
+            raise click.UsageError(f"{flag} needs -o/--output")
+    if resume and fresh:
+        raise click.UsageError("give --resume or --fresh, not both")
     out = claim(output, (*paths, *machines))
     if resume and out is not None and out.special:
         raise click.UsageError(f"--resume needs a regular file, not {output}")
-    place = where(jobs or (None if dask_local or scheduler else 1), dask_local, scheduler)
+    place = where(jobs, dask_local, scheduler)
     settings = {
         "time_limit": time_limit,
         "workers": workers,
@@ -178,16 +182,20 @@ def solve_command(
     }
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
-    refs = None if out is None else JsonLinesReferences(out, resume, warn)
-    todo = [j for j in solve_items(pairs, settings) if refs is None or not refs.has(j.workflow, j.machine)]
+    refs = None if out is None else JsonLinesReferences(out, not fresh, warn)
+    everything = solve_items(pairs, settings)
+    todo = [j for j in everything if refs is None or not solved(refs, j)]
     if refs is not None and len(refs):
-        warn(f"resuming: {len(refs)} records already in {output}, {len(todo)} solves to go")
+        warn(_resuming(refs, everything, todo, output))
     sink = Sink(refs, click.echo if as_json else None)
     began = time.monotonic()
-    results = _run_all(todo, place, sink, refs, output)
+    results = _run_all(todo, place, sink, refs, output, fresh)
     if refs is not None:
         refs.finish()
-    Console(stderr=True).print(summary_table(results, time.monotonic() - began))
+    console().print(summary_table(results, time.monotonic() - began))
+    if refs is not None:
+        carried = f" ({len(results)} solved now)" if len(results) < len(refs) else ""
+        wrote(output, plural(len(refs), "record") + carried)
     errors = [r for r in results if r.status == "error"]
     if errors:
         raise PeakoptError(
@@ -195,20 +203,48 @@ def solve_command(
         )
 
 
+def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
+    """Whether the run resumed from holds the job's record, for this very workflow and machine.
+
+    A record names its pair by workflow id and machine name; the content hashes it carries
+    tell another workflow or machine under those names, whose pair is solved again.
+    """
+    record = refs.get(job.workflow, job.machine)
+    if record is None:
+        return False
+    return all(
+        given is None or given == content_hash(model)
+        for given, model in ((record.workflow_hash, job.workflow), (record.machine_hash, job.machine))
+    )
+
+
+def _resuming(
+    refs: JsonLinesReferences, everything: list[SolveItem], todo: list[SolveItem], output: str | None
+) -> str:
+    again = sum(refs.has(j.workflow, j.machine) for j in todo)
+    changed = f" ({again} solved again: their workflow or machine changed)" if again else ""
+    return f"resuming: {len(refs)} records already in {output}, {len(todo)} solves to go{changed}"
+
+
 def _run_all(
-    todo: list[SolveItem], place: Where, sink: Sink, refs: JsonLinesReferences | None, output: str | None
+    todo: list[SolveItem],
+    place: Where,
+    sink: Sink,
+    refs: JsonLinesReferences | None,
+    output: str | None,
+    fresh: bool,
 ) -> list[SolveResult]:
     """Every job's record, on no more workers than jobs; an interrupt keeps what is written."""
     if not todo:
         return []
     try:
         with start(place, len(todo)) as executor:
-            return solve_all(todo, executor, sink, Console(stderr=True))
+            return solve_all(todo, executor, sink, console())
     except KeyboardInterrupt as exc:
         kept = ""
         if refs is not None:
             refs.close()
             kept = f" in {refs.kept}"
             if not refs.special:
-                kept += f" ({output} is unchanged); run the same command with --resume to finish"
+                kept += f" ({output} is unchanged); {resume_hint(fresh)}"
         interrupted(exc, f"{sink.written} finished records kept{kept}")

@@ -17,22 +17,14 @@ from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
 from peakopt.campaign.stress import Backlog, Pair, Settings, auto_chunk, backlog, check_methods, run_campaign
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, interrupted, warn
-from peakopt.cli.options import COUNT, seconds_option, seed_option
+from peakopt.cli.common import input_options, warn
+from peakopt.cli.group import interrupted
+from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
+from peakopt.cli.options import COUNT, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
-from peakopt.cli.report import emit, fail_on_option, gate, parse_by, summaries
+from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
+from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
-
-
-def _methods(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    names = [n.strip() for v in value for n in v.split(",") if n.strip()]
-    if not names:
-        raise click.BadParameter("name at least one method")
-    return tuple(dict.fromkeys(names))
-
-
-def _methods_or_none(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    return _methods(ctx, param, value) if value else ()
 
 
 def _resuming(todo: Backlog, db: str) -> str:
@@ -107,10 +99,10 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
     "methods",
     multiple=True,
     required=True,
-    callback=_methods,
+    callback=method_list,
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
-@solve_options(time_limit=10.0, workers=1, per="per optimum (workflow × machine)")
+@solve_options(per="per optimum (workflow × machine)")
 @click.option(
     "--db",
     required=True,
@@ -122,26 +114,19 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
     "--method-limit", 60.0, "Seconds one method may take on one instance; then its row is an error."
 )
 @seed_option("Seed of the solver, methods and search.")
-@executor_options(jobs_default="the cores")
+@executor_options
 @click.option("--chunk", type=COUNT, help="Instances per task [default: automatic].")
 @click.option("--fresh", is_flag=True, help="Drop everything in the store first (a store only).")
 @click.option(
     "--redo",
     multiple=True,
-    callback=_methods_or_none,
+    callback=method_list,
     metavar="METHOD",
     help="Run this method's rows again even where the store has them (repeatable; "
     "the other methods' rows and the optima are kept).",
 )
-@click.option(
-    "--by",
-    default="method",
-    show_default=True,
-    callback=parse_by,
-    help="Also group the summary by tier,machine.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON list.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the summary as CSV.")
+@by_sources("Also group the summary by these comma-separated fields (tier,machine,workflow).")
+@summary_options
 @click.option("--worst", type=COUNT, metavar="K", help="Export each method's K worst instances.")
 @click.option(
     "--worst-dir",
@@ -152,6 +137,7 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
 )
 @click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
 @fail_on_option
+@quiet_option
 def stress(
     paths: tuple[str, ...],
     fmt: str | None,
@@ -196,6 +182,7 @@ def stress(
     unknown = [m for m in redo if m not in methods]
     if unknown:
         raise click.UsageError(f"--redo {', '.join(unknown)}: not among the --method names")
+    check_formats(as_json, as_csv)
     place = where(jobs, dask_local, scheduler)
     if worst or search:
         inputs = [*paths, *machines, *([reference] if reference else [])]
@@ -207,26 +194,29 @@ def stress(
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
     store = Store(db, fresh=fresh)
-    console = Console(stderr=True)
+    cases = []
     try:
         todo = backlog(pairs, methods, settings, store, refs, redo=redo)
         if todo.skipped or todo.stale:
             warn(_resuming(todo, db))
-        _work(place, todo, store, chunk, console, search, settings, methods, pairs, worst_dir)
+        searched = _work(place, todo, store, chunk, console(), search, settings, methods, pairs, worst_dir)
         if worst:
             written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)
-            console.print(f"wrote {len(written)} worst cases to {worst_dir}/", highlight=False)
+            cases.append(f"{plural(len(written), 'worst case')} in {worst_dir}/")
+        if searched is not None:
+            cases.append(f"{plural(searched, 'search case')} in {worst_dir}/search/")
         rows = store.score_rows(todo.keys)
     except KeyboardInterrupt as exc:
         kept = store.count()
         store.close()
-        interrupted(exc, f"{kept} rows kept in {db}; run the same command again to resume")
+        interrupted(exc, f"{kept} rows kept in {db}; {resume_hint(fresh)}")
     except BaseException:
         store.close()  # a store locked mid-run, for one: the rows written so far stay
         raise
     store.close()
     found = summaries(rows, by)
-    emit(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    show_summaries(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    wrote(db, "; ".join([f"{plural(len(rows), 'row')} ({todo.rows} run now)", *cases]))
     gate(found, fail_on, rows)
 
 
@@ -241,10 +231,13 @@ def _work(
     methods: tuple[str, ...],
     pairs: Sequence[Pair],
     worst_dir: str,
-) -> None:
-    """The campaign, then the search, on one executor (started only when there is work)."""
+) -> int | None:
+    """The campaign, then the search, on one executor (started only when there is work).
+
+    Returns the number of search cases written (None without a search).
+    """
     if not todo.items and not evaluations:
-        return
+        return None
     items = max(len(todo.items), AdversarialSpec.batch if evaluations else 0)
     with start(place, items) as executor:
         if todo.items:
@@ -269,5 +262,5 @@ def _work(
                     for c in found.worst
                 ]
             )
-            saved = _save_search(found, spec, spec.population, worst_dir)
-            console.print(f"wrote {len(saved)} search cases to {worst_dir}/search/", highlight=False)
+            return len(_save_search(found, spec, spec.population, worst_dir))
+    return None

@@ -1,24 +1,34 @@
-"""Formatting of score rows and aggregates: rich tables on stderr, CSV and JSON on stdout."""
+"""Formatting of score rows and aggregates: rich tables on stderr, CSV and JSON on stdout.
+
+The one emitter of machine-readable rows (:func:`emit`, with its options
+:func:`format_options`): ``--json`` prints a record stream (a row per record)
+as JSON Lines and a summary (a row per group) as one JSON document, a list;
+``--csv`` prints either as CSV with a header line.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
+import click
 from pydantic import BaseModel
-from rich.console import Console
 from rich.table import Table
 
+from peakopt.cli.messages import console
+from peakopt.instances.native import to_jsonl
 from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
 from peakopt.plots.columns import group_label, number, percent, reasons, summary_columns
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-def score_table(summaries: Sequence[ScoreSummary], gaps: bool) -> Table:
+
+def score_table(summaries: Sequence[ScoreSummary], gaps: bool, title: str = "peakopt score") -> Table:
     """Per-group scheduling aggregates; gap columns when references were given."""
-    table = Table(title="peakopt score", title_justify="left")
+    table = Table(title=title, title_justify="left")
     columns = summary_columns(gaps)
     table.add_column("group")
     for header, _ in columns:
@@ -66,15 +76,11 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
     return table
 
 
-def show(*tables: Table, note: str = "") -> None:
-    """Print tables (and a closing note) on stderr."""
-    console = Console(stderr=True)
-    if not console.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
-        console.width = 200
+def show(*tables: Table) -> None:
+    """Print tables on stderr (nothing under ``--quiet``)."""
+    found = console()
     for table in tables:
-        console.print(table)
-    if note:
-        console.print(note, highlight=False)
+        found.print(table)
 
 
 def flatten(row: BaseModel) -> dict[str, Any]:
@@ -107,9 +113,45 @@ def to_csv(rows: Iterable[BaseModel]) -> str:
 
 def to_json(rows: Iterable[BaseModel]) -> str:
     """One JSON list of rows."""
-    return json.dumps([row.model_dump(mode="json") for row in rows])
+    return json.dumps(dump_rows(rows))
 
 
 def dump_rows(rows: Iterable[BaseModel]) -> list[dict[str, Any]]:
     """Rows as JSON-ready dicts (for JSON Lines)."""
     return [row.model_dump(mode="json") for row in rows]
+
+
+def format_options(what: str, stream: bool) -> Callable[[F], F]:
+    """``--json`` and ``--csv``: print ``what`` on stdout (see :func:`emit` for the shapes).
+
+    Parameters
+    ----------
+    what
+        What is printed, for the help (``the per-record scores``).
+    stream
+        A record stream (JSON Lines) rather than a summary (one JSON document).
+    """
+    shape = "JSON Lines" if stream else "one JSON document, a list"
+
+    def decorate(func: F) -> F:
+        func = click.option("--csv", "as_csv", is_flag=True, help=f"Print {what} on stdout as CSV.")(func)
+        return click.option("--json", "as_json", is_flag=True, help=f"Print {what} on stdout ({shape}).")(
+            func
+        )
+
+    return decorate
+
+
+def check_formats(as_json: bool, as_csv: bool) -> None:
+    """A usage error for ``--json`` with ``--csv`` (checked before any work)."""
+    if as_json and as_csv:
+        raise click.UsageError("--json and --csv are exclusive")
+
+
+def emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, stream: bool) -> None:
+    """Rows on stdout: JSON Lines (``stream``) or one JSON list with ``--json``, CSV with ``--csv``."""
+    check_formats(as_json, as_csv)
+    if as_json:
+        click.echo(to_jsonl(dump_rows(rows)) if stream else to_json(rows) + "\n", nl=False)
+    elif as_csv:
+        click.echo(to_csv(rows), nl=False)

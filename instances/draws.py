@@ -13,9 +13,10 @@ import bisect
 import itertools
 from collections.abc import Sequence
 from statistics import NormalDist
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from numpy.random import PCG64, Generator
+if TYPE_CHECKING:
+    from numpy.random import Generator
 
 T = TypeVar("T")
 
@@ -34,7 +35,10 @@ class Draws:
     """
 
     def __init__(self, seed: int) -> None:
-        self._rng = Generator(PCG64(seed))
+        # here: ``peakopt validate`` reads this package and must not load NumPy
+        from numpy.random import PCG64, Generator
+
+        self._rng: Generator = Generator(PCG64(seed))
 
     def random(self) -> float:
         """Uniform in [0, 1)."""

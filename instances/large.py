@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import Catalog, default_catalog
@@ -38,6 +36,9 @@ from peakopt.instances.draws import Draws
 from peakopt.instances.machines import round_up
 from peakopt.instances.shapes import sparse
 from peakopt.models import Machine, Suite, Task, Workflow
+
+if TYPE_CHECKING:
+    import numpy as np
 
 KINDS = ("layered", "rcpsp")
 
@@ -167,11 +168,15 @@ def rcpsp(spec: LargeSpec) -> Workflow:
 
 def earliest_starts(workflow: Workflow) -> np.ndarray:
     """Earliest start of each task (in task order) when resources are ignored."""
+    import numpy as np  # here: ``peakopt validate`` reads this package and must not load NumPy
+
     return np.array(workflow.earliest_starts)
 
 
 def asap_peak(workflow: Workflow, resource: str) -> float:
     """Peak load on ``resource`` of the earliest-start schedule (each task at its peak demand)."""
+    import numpy as np
+
     start = earliest_starts(workflow)
     demand = np.array([t.peak(resource) for t in workflow.tasks])
     end = start + np.array([t.length for t in workflow.tasks])

@@ -31,8 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
-
 from peakopt.models import Machine, Workflow
 
 #: Profile name -> (step percentile, earliest-layer percentile).
@@ -65,6 +63,8 @@ def capacities(
     workflows: Sequence[Workflow], step: float, layer: float, resources: Iterable[str]
 ) -> dict[str, float]:
     """Per resource, max(step-pool percentile ``step``, earliest-layer percentile ``layer``)."""
+    import numpy as np  # here: ``peakopt validate`` reads this package and must not load NumPy
+
     capacity = {}
     for resource in resources:
         steps = step_demands(workflows, resource)

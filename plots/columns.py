@@ -10,14 +10,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from peakopt.oracle.aggregate import ScoreSummary, Stats
+from peakopt.oracle.exact import TOLERANCE
 
 #: A column: its header and how to format one summary's cell.
 Column = tuple[str, Callable[[ScoreSummary], str]]
 
 
 def number(value: float | None, digits: int = 3) -> str:
-    """``1.235`` (``-`` for None)."""
-    return "-" if value is None else f"{value:.{digits}f}"
+    """``1.235`` (``-`` for None; never ``-0.000``)."""
+    return "-" if value is None else f"{round(value, digits) + 0.0:.{digits}f}"
+
+
+def figure(value: float | None, digits: int = 6) -> str:
+    """A measured number in a table: ``digits`` significant digits, without float noise (``-`` for None).
+
+    What the oracle's arithmetic leaves below :data:`~peakopt.oracle.exact.TOLERANCE`
+    (a cva of ``5.24e-16``) is 0, and never ``-0``; ``12.000000000000002`` is ``12``.
+    """
+    if value is None:
+        return "-"
+    return f"{(0.0 if abs(value) <= TOLERANCE else value) + 0.0:.{digits}g}"
 
 
 def percent(value: float | None) -> str:

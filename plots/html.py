@@ -42,8 +42,6 @@ class WorstCase:
     drawn: Sequence[Drawn]
 
 
-#: The header of the ``source`` column: the terminal tables call it method.
-HEADERS = {"source": "method"}
 INTERVALS_NOTE = "error bars: 95 % bootstrap confidence intervals of the mean (seeded)"
 
 
@@ -58,7 +56,7 @@ def summary_html(
     ``columns`` defaults to :func:`~peakopt.plots.columns.summary_columns` (with gaps).
     """
     shown = summary_columns(gaps=True) if columns is None else columns
-    head = [f'<th class="key">{escape(HEADERS.get(k, k))}</th>' for k in keys]
+    head = [f'<th class="key">{escape(k)}</th>' for k in keys]
     head += [f"<th>{escape(h)}</th>" for h, _ in shown]
     body = []
     for s in summaries:
@@ -118,7 +116,7 @@ def failing_html(rows: Sequence[ScoreRow], count: int) -> str:
             )
     if not body:
         return ""
-    head = "".join(f'<th class="key">{h}</th>' for h in ("method", "workflow", "machine", "verdict", "why"))
+    head = "".join(f'<th class="key">{h}</th>' for h in ("source", "workflow", "machine", "verdict", "why"))
     return (
         "<h3>Unsafe and invalid answers</h3>"
         f'<p class="note">The {count} most unsafe (by avoidable cva) and the first {count} invalid '

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-
-import pulp
+from typing import TYPE_CHECKING
 
 from peakopt.models import PeakoptError
 from peakopt.solver.backends import Limits, Outcome, Request
 from peakopt.solver.bounds import heads, tails
 from peakopt.solver.feasibility import end, feasible
 from peakopt.solver.scaling import IntegerProblem
+
+if TYPE_CHECKING:
+    import pulp
 
 #: Largest horizon × tasks the MILP accepts.
 MAX_CELLS = 20_000
@@ -58,6 +60,8 @@ def build(
     problem: IntegerProblem, horizon: int, lower: int
 ) -> tuple[pulp.LpProblem, list[pulp.LpAffineExpression]]:
     """The time-indexed model and each task's start as an expression."""
+    import pulp  # here: every solve imports this module, and only the milp backend needs PuLP
+
     starts = windows(problem, horizon)
     lp = pulp.LpProblem("peakopt", pulp.LpMinimize)
     x = {(i, t): lp.add_variable(f"x_{i}_{t}", cat="Binary") for i in range(problem.size) for t in starts[i]}
@@ -78,6 +82,8 @@ def build(
 
 def _cbc(limits: Limits) -> pulp.LpSolver:
     """PuLP's bundled CBC (deprecated for PuLP 4, where CBC becomes a separate install)."""
+    import pulp
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return pulp.PULP_CBC_CMD(
@@ -107,6 +113,8 @@ def solve_milp(problem: IntegerProblem, *, initial: list[int], lower: int, limit
             f"the time-indexed MILP needs horizon × tasks = {horizon} × {problem.size} = {cells} "
             f"cells, more than {MAX_CELLS}; use the cpsat backend for this instance"
         )
+    import pulp
+
     lp, start = build(problem, horizon, outcome.bound)
     lp.solve(_cbc(limits))
     if lp.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):

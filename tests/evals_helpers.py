@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from cli_helpers import jsonl
 from click.testing import CliRunner
 
 from peakopt.cli.main import cli
@@ -73,7 +74,7 @@ def scored_rows(suite: Path, answers: Path, reference: Path) -> dict[str, dict[s
     """``peakopt score --json`` rows by workflow id."""
     code, out, err = run_cli("score", str(suite), "-s", str(answers), "--reference", str(reference), "--json")
     assert code == 0, err
-    return {row["workflow"]: row for row in json.loads(out)}
+    return {row["workflow"]: row for row in jsonl(out)}
 
 
 def log_values(log: Any) -> dict[str, dict[str, float]]:

@@ -586,7 +586,7 @@ LINE_CASES: list[LineCase] = [
             _records(d, "s.jsonl", GOOD_SCHEDULE, '{"workflow": "refund", "starts": {'),
         ],
         0,
-        '"reasons": ["not valid JSON',  # the row says line 2 in its "line" field
+        '"reasons":["not valid JSON',  # the row says line 2 in its "line" field
     ),
 ]
 

@@ -145,13 +145,13 @@ def test_fail_on_gates_a_campaign_and_its_report(tmp_path: Path, suite: Path) ->
     args = ["stress", str(suite), "-m", "serial,admission", "--db", str(db), "--jobs", "1", "--json"]
     code, out, err = run(*args, "--fail-on", "gap_mean>1000%", "--fail-on", "errors>0")
     assert code == 0, err
-    gaps = {s["group"]["method"]: s["gap"]["mean"] for s in json.loads(out)}
+    gaps = {s["group"]["source"]: s["gap"]["mean"] for s in json.loads(out)}
     assert gaps["serial"] > 0.0
     assert gaps["admission"] < 0.01
     code, out, err = run(*args, "--fail-on", "gap_mean>1%")
     assert code == 1 and json.loads(out)  # the summary is printed, then the verdict
     (line,) = [x for x in err.splitlines() if x.startswith("Error:")]
-    assert line == f"Error: --fail-on: gap_mean>1%: method serial has gap_mean {100 * gaps['serial']:.4g}%"
+    assert line == f"Error: --fail-on: gap_mean>1%: source serial has gap_mean {100 * gaps['serial']:.4g}%"
     assert run("report", str(db), "--fail-on", "gap_mean>1%")[0] == 1
     assert run("report", str(db), "--fail-on", "safe_rate<100%")[0] == 0
 

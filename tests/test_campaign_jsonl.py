@@ -1,4 +1,4 @@
-"""``peakopt solve -o``: records streamed to REFS.jsonl.partial, --resume from both, damaged files."""
+"""``peakopt solve -o``: records streamed to REFS.jsonl.partial, a rerun resumes from both, damaged files."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_resume_keeps_every_complete_record_after_a_damaged_line(
 ) -> None:
     out = tmp_path / "refs.jsonl"
     out.write_text(lines[0] + '{"workflow": "w1", "mach\n' + lines[2] + '{"workflow": "w1"')
-    code, _, err = run("solve", str(suite), "-o", str(out), "--resume")
+    code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 0, err
     assert "line 2 is damaged" in err and "dropped an incomplete last record (line 4" in err
     assert "2 records already" in err and "1 solves to go" in err
@@ -71,8 +71,9 @@ def test_resume_refuses_a_file_that_is_not_a_reference_file_untouched(
     out = tmp_path / "refs.jsonl"
     out.write_bytes(content)
     before = out.read_bytes()
-    code, _, err = run("solve", str(suite), "-o", str(out), "--resume")
+    code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 1 and "is not a reference file" in err and "nothing was changed" in err, err
+    assert "--fresh replaces it" in err
     assert err.count("Error:") == 1
     assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["refs.jsonl"]
 
@@ -86,7 +87,7 @@ def test_resume_continues_from_the_file_and_its_partial(
     out.write_text(lines[0] + json.dumps(other) + "\n")
     newer = json.loads(lines[0]) | {"seconds": 123.0}
     partial.write_text(lines[1] + json.dumps(newer) + "\n")
-    code, _, err = run("solve", str(suite), "-o", str(out), "--resume")
+    code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 0, err
     assert "3 records already" in err and "1 solves to go" in err
     assert workflows(out) == ["elsewhere", "w0", "w1", "w2"] and not partial.exists()
@@ -94,19 +95,33 @@ def test_resume_continues_from_the_file_and_its_partial(
     assert kept["w0"].seconds == 123.0  # the side file's record is the newer one
 
 
-def test_a_partial_left_by_an_interrupted_run_is_never_overwritten(
+def test_a_partial_left_by_an_interrupted_run_is_continued_and_only_fresh_drops_it(
     tmp_path: Path, suite: Path, lines: list[str]
 ) -> None:
     out, partial = tmp_path / "refs.jsonl", tmp_path / "refs.jsonl.partial"
     partial.write_text(lines[0])
     code, _, err = run("solve", str(suite), "-o", str(out))
-    assert code == 1 and "add --resume to continue it, or remove it" in err
-    assert partial.read_text() == lines[0] and not out.exists()
+    assert code == 0 and "1 records already" in err and "2 solves to go" in err, err
+    assert out.read_text().splitlines(keepends=True)[0] == lines[0] and not partial.exists()
+    partial.write_text(lines[0])
+    code, _, err = run("solve", str(suite), "-o", str(out), "--fresh")
+    assert code == 0 and "resuming" not in err and "wrote " in err, err
+    assert workflows(out) == ["w0", "w1", "w2"] and not partial.exists()
+
+
+def test_the_old_resume_flag_is_a_hidden_alias_of_the_default(
+    tmp_path: Path, suite: Path, lines: list[str]
+) -> None:
+    out = tmp_path / "refs.jsonl"
+    out.write_text(lines[0])
+    code, _, err = run("solve", str(suite), "-o", str(out), "--resume")
+    assert code == 0 and "Warning: --resume is what a rerun does now" in err and "2 solves to go" in err
+    assert "--resume" not in run("solve", "--help")[1]
 
 
 def test_resume_with_everything_done_solves_nothing(tmp_path: Path, suite: Path, lines: list[str]) -> None:
     out = tmp_path / "refs.jsonl"
     out.write_text("".join(lines))
-    code, _, err = run("solve", str(suite), "-o", str(out), "--resume")
+    code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 0 and "0 solves to go" in err
     assert sorted(out.read_text().splitlines(keepends=True)) == lines

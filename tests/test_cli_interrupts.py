@@ -76,7 +76,7 @@ def test_an_interrupted_solve_is_quiet_and_keeps_its_records(
 ) -> None:
     out = tmp_path / "refs.jsonl"
     out.write_bytes(b"the previous run's records\n\xff")
-    args = ["solve", QUICK, HARD, *where, "--workers", "1", "--time-limit", "120", "-o", str(out)]
+    args = ["solve", QUICK, HARD, *where, "--workers", "1", "--time-limit", "120", "-o", str(out), "--fresh"]
     with peakopt(tmp_path, *args) as (process, stderr):
         wait_for(lambda: lines(tmp_path / "refs.jsonl.partial") >= 1)
         # Ctrl-C in a terminal reaches the whole process group, workers included
@@ -85,7 +85,7 @@ def test_an_interrupted_solve_is_quiet_and_keeps_its_records(
         err = stderr()
     assert process.returncode == code, err
     assert not any(noise in err for noise in NOISE), err
-    assert "Interrupted: 1 finished records kept" in err and "--resume" in err
+    assert "Interrupted: 1 finished records kept" in err and "run it again without --fresh to resume" in err
     assert out.read_bytes() == b"the previous run's records\n\xff"
     assert lines(tmp_path / "refs.jsonl.partial") == 1
 

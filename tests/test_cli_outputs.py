@@ -52,7 +52,8 @@ def run(*args: str) -> tuple[int, str, str]:
 # name -> (the command line for output OUT, the input it reads that can stand for OUT, suffix)
 Line = Callable[[dict[str, Path], str], list[str]]
 WRITERS: dict[str, tuple[Line, str, str]] = {
-    "solve": (lambda f, o: ["solve", str(f["suite"]), "-o", o], "suite", ".jsonl"),
+    # --fresh: a rerun of solve continues a reference file, and OLD is not one (test_campaign_jsonl)
+    "solve": (lambda f, o: ["solve", str(f["suite"]), "-o", o, "--fresh"], "suite", ".jsonl"),
     "schedule": (lambda f, o: ["schedule", str(f["suite"]), "-m", "asap", "-o", o], "suite", ".jsonl"),
     "score": (lambda f, o: ["score", str(f["suite"]), "-s", str(f["answers"]), "-o", o], "answers", ".jsonl"),
     "plan-score": (
@@ -81,7 +82,7 @@ WRITERS: dict[str, tuple[Line, str, str]] = {
     ),
     "report": (lambda f, o: ["report", str(f["scores"]), "-o", o], "scores", ".html"),
     "plot": (
-        lambda f, o: ["plot", str(f["suite"]), "--schedule", str(f["answers"]), "-o", o],
+        lambda f, o: ["plot", str(f["suite"]), "--schedules", str(f["answers"]), "-o", o],
         "answers",
         ".png",
     ),
@@ -284,3 +285,17 @@ def test_an_interrupted_command_leaves_the_old_file_byte_for_byte(tmp_path: Path
 def test_every_writer_says_in_its_help_what_happens_to_an_existing_file(name: str) -> None:
     text = " ".join(CliRunner().invoke(cli, [name, "--help"]).output.split())
     assert "in one step" in text, text
+
+
+@pytest.mark.parametrize("name", WRITERS)
+def test_a_writer_ends_with_one_line_saying_what_it_wrote_where(
+    tmp_path: Path, files: dict[str, Path], name: str
+) -> None:
+    line, _, suffix = WRITERS[name]
+    target = tmp_path / f"out{suffix}"
+    code, _, err = run(*line(files, str(target)))
+    assert code == 0, err
+    said = [text for text in err.splitlines() if text.startswith("wrote ")]
+    assert said == [err.splitlines()[-1]] and said[0].startswith(f"wrote {target}: "), err
+    code, _, err = run(*line(files, str(target)), "--quiet")
+    assert code == 0 and "wrote " not in err, err

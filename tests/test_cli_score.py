@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import jsonl
 from click.testing import CliRunner
 
 from peakopt.cli.main import cli
@@ -59,7 +60,7 @@ def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:
         "--json",
     )
     assert code == 0, err
-    rows = json.loads(out)
+    rows = jsonl(out)
     assert [r["line"] for r in rows] == [1, 2, 3, 4, 5, 6, 7]  # nothing dropped
     asap, serial, llm, refusal, laptop, nope, broken = rows
     assert asap["valid"] and not asap["safe"] and asap["cva"] == pytest.approx(0.55)
@@ -97,15 +98,15 @@ def test_score_grouping_and_replay_options(tmp_path: Path) -> None:
     write_jsonl(path, [{"workflow": "refund", "source": "m", "starts": {"requested_delays": delays}}])
     code, out, err = run("score", "bundled:refund", "-s", str(path), "--json", "--by", "source,machine")
     assert code == 0, err
-    (row,) = json.loads(out)
+    (row,) = jsonl(out)
     assert row["requested_kind"] == "delay" and row["starts"]["decide"] == pytest.approx(8.0) and row["safe"]
     assert "m / worker" in err
     code, out, _ = run("score", "bundled:refund", "-s", str(path), "--json", "--delay-from", "zero")
-    assert not json.loads(out)[0]["valid"]
+    assert not jsonl(out)[0]["valid"]
     code, out, _ = run(
         "score", "bundled:refund", "-s", str(path), "--json", "--delay-from", "zero", "--replay", "runtime"
     )
-    (row,) = json.loads(out)
+    (row,) = jsonl(out)
     assert row["valid"] and row["pushed"] == 1 and row["pushed_seconds"] == pytest.approx(8.0)
 
 
@@ -113,7 +114,7 @@ def test_score_missing_asap(tmp_path: Path) -> None:
     path = tmp_path / "partial.jsonl"
     write_jsonl(path, [{"workflow": "refund", "starts": {"fraud_score": 0, "history_scan": 4.8}}])
     code, out, _ = run("score", "bundled:refund", "-s", str(path), "--json", "--missing", "asap")
-    (row,) = json.loads(out)
+    (row,) = jsonl(out)
     assert code == 0 and row["valid"] and row["filled"] == 3 and row["makespan"] == pytest.approx(8.6)
 
 
@@ -149,7 +150,7 @@ def test_score_warns_once_about_unconstrained_resources(tmp_path: Path) -> None:
     assert code == 0
     warnings = [line for line in err.splitlines() if line.startswith("Warning:")]
     assert len(warnings) == 1 and "'a' does not limit gpu" in warnings[0] and "'b'" in warnings[0]
-    assert json.loads(out)[0]["safe"]
+    assert jsonl(out)[0]["safe"]
 
 
 def test_plan_score_with_correlation(tmp_path: Path) -> None:
@@ -184,7 +185,7 @@ def test_plan_score_with_correlation(tmp_path: Path) -> None:
         "--json",
     )
     assert code == 0, err
-    rows = json.loads(out)
+    rows = jsonl(out)
     assert [r["edge_f1"] for r in rows] == [1.0, pytest.approx(0.4), None]
     assert rows[2]["valid"] is False
     assert "edge_f1 vs cva" in err and "-1.000" in err  # two points: F1 up, cva down
@@ -226,7 +227,7 @@ def test_score_reads_answers_as_the_model_meant_them(tmp_path: Path) -> None:
     write_jsonl(path, [{"workflow": "refund", "source": "llm", "response": r} for r in responses])
     code, out, err = run("score", "bundled:refund", "-s", str(path), "--json")
     assert code == 0, err
-    rows = json.loads(out)
+    rows = jsonl(out)
     assert [r["reason_kinds"] for r in rows] == [[], [], ["ambiguous"], [], [], ["truncated"]]
     assert all(r["starts"] == SAFE for r in rows if r["valid"])
     assert "ambiguous 1" in err and "truncated 1" in err
@@ -246,7 +247,7 @@ def test_plan_score_reads_every_structure(tmp_path: Path) -> None:
         "plan-score", "--truth", "bundled:default", "--truth", "bundled:refund", "-p", str(path), "--json"
     )
     assert code == 0, err
-    rows = json.loads(out)
+    rows = jsonl(out)
     assert [r["valid"] for r in rows] == [True, True, True, False]
     assert rows[0]["exact_match"] and rows[1]["exact_match"] and rows[2]["exact_match"]
     assert "step 'decide': predecessors" in rows[3]["reasons"][0]

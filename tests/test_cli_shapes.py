@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import jsonl as records
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -108,10 +109,6 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def records(text: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in text.splitlines()]
-
-
 def valid(shape: Shape, record: dict[str, Any]) -> bool:
     """The oracle's verdict on a record's starts: dependencies hold, no avoidable overload."""
     schedule = Schedule(workflow=record["workflow"], machine=record["machine"], starts=record["starts"])
@@ -152,7 +149,7 @@ def test_schedule_and_score_give_one_valid_record_per_pair_and_method(shape: Sha
         suites = [a for a in args if a.startswith(str(folder / "part"))]
         code, out, err = run("score", *suites, "-s", str(answers), "--json")
     assert code == 0, err
-    rows = json.loads(out)
+    rows = records(out)
     assert len(rows) == len(found) and all(row["valid"] and row["safe"] for row in rows)
 
 

@@ -107,7 +107,8 @@ def test_unconstrained_resource_warns_once(tmp_path: Path) -> None:
         ["--gap-limit", "1"],
         ["--backend", "gurobi"],
         ["--resume"],
-        ["--json", "-o", "x.jsonl"],
+        ["--fresh"],
+        ["--resume", "--fresh", "-o", "x.jsonl"],
     ],
 )
 def test_usage_errors_exit_2(args: list[str]) -> None:
@@ -136,7 +137,7 @@ def test_resume_skips_finished_pairs_and_drops_a_torn_line(tmp_path: Path) -> No
     first = records(out)
     with out.open("a") as handle:
         handle.write('{"workflow": "j301_3", "mach')  # an interrupted write
-    code, _, err = run("solve", *map(str, EASY), "-o", str(out), "--resume")
+    code, _, err = run("solve", *map(str, EASY), "-o", str(out))
     assert code == 0, err
     assert "2 records already" in err and "incomplete last record" in err
     found = records(out)
@@ -162,14 +163,13 @@ def test_interrupt_keeps_finished_records_and_says_how_to_resume(
     monkeypatch.setattr(solves.Sink, "write", interrupted)
     code, _, err = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out))
     assert code == 130
-    assert "2 finished records kept" in err and "--resume" in err and "refs.jsonl.partial" in err
-    assert len(records(partial(out))) == 2
+    assert "2 finished records kept" in err and "refs.jsonl.partial" in err
+    assert "run the same command again to resume" in err
+    assert len(records(partial(out))) == 3  # refund's record carried over, and the two finished
     assert out.read_bytes() == before  # replaced only by a run that ends
     monkeypatch.undo()
     code, _, err = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out))
-    assert code == 1 and "add --resume to continue it" in err  # the side file is never lost
-    code, _, _ = run("solve", *map(str, EASY), "--workers", "1", "-o", str(out), "--resume")
-    assert code == 0
+    assert code == 0 and "3 records already" in err, err  # the side file's records, and refund
     assert sorted(r.workflow for r in records(out)) == sorted([p.stem for p in EASY] + ["refund"])
     assert not partial(out).exists()
 
@@ -187,7 +187,7 @@ def test_ctrl_c_stops_a_long_solve_promptly(tmp_path: Path) -> None:
     os.kill(process.pid, signal.SIGINT)
     _, err = process.communicate(timeout=20)
     assert process.returncode == 130, err
-    assert "--resume" in err and "Traceback" not in err
+    assert "run the same command again to resume" in err and "Traceback" not in err
     assert [r.workflow for r in records(side)] == ["j301_1"]
     assert not out.exists()
 

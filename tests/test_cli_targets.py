@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import jsonl
 from click.testing import CliRunner
 from paths import J30, PATTERSON
 
@@ -74,7 +75,7 @@ def test_a_psplib_folder_feeds_solve_schedule_score_and_plot(tmp_path: Path, psp
         "score", str(psplib_folder), "--schedules", str(schedules), "-r", str(refs), "--json"
     )
     assert code == 0, err
-    rows = json.loads(out)
+    rows = jsonl(out)
     assert [(r["workflow"], r["valid"], r["safe"]) for r in rows] == [
         ("j301_1", True, True),
         ("j301_2", True, True),

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import jsonl
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -127,7 +128,7 @@ def test_cli_setting_flows_from_prompts_to_scores(tmp_path: Path) -> None:
         ["score", "bundled:refund", "-s", str(path), "--by", "source,setting", "-o", str(scores), "--json"],
     )
     assert result.exit_code == 0, result.stderr
-    assert [r["setting"] for r in json.loads(result.stdout)] == ["durations", "memory"]
+    assert [r["setting"] for r in jsonl(result.stdout)] == ["durations", "memory"]
     assert [json.loads(line)["setting"] for line in scores.read_text().splitlines()] == [
         "durations",
         "memory",

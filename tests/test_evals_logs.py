@@ -57,7 +57,7 @@ def test_report_reads_the_scores_kept_in_the_log(ran: tuple[Path, Path, Path]) -
     code, out, err = run_cli("report", str(log), "--json")
     assert code == 0, err
     (summary,) = json.loads(out)
-    assert summary["group"] == {"method": "mockllm/model"}
+    assert summary["group"] == {"source": "mockllm/model"}
     assert summary["records"] == len(ANSWERS)
     assert summary["invalid"] == 2  # garbage and mute
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import jsonl
 from evals_helpers import run_cli, same, write_suite
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
@@ -62,14 +63,14 @@ def test_the_plan_scores_in_the_log_equal_plan_score(tmp_path: Path, monkeypatch
     # plan-score on the log, and on the same answers as JSON Lines
     code, out, err = run_cli("plan-score", "--truth", str(suite), "-p", log.location, "--json")
     assert code == 0, err
-    from_log = {row["workflow"]: row for row in json.loads(out)}
+    from_log = {row["workflow"]: row for row in jsonl(out)}
     answers = tmp_path / "plans.jsonl"
     write_jsonl(
         answers, [{"workflow": w, "source": "mockllm/model", "response": a} for w, a in PLANS.items()]
     )
     code, out, err = run_cli("plan-score", "--truth", str(suite), "-p", str(answers), "--json")
     assert code == 0, err
-    from_answers = {row["workflow"]: row for row in json.loads(out)}
+    from_answers = {row["workflow"]: row for row in jsonl(out)}
     for workflow, value in values.items():
         row = from_log[workflow]
         assert row["source"] == "mockllm/model"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import jsonl
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -135,7 +136,7 @@ def test_cli_plan_prompts_and_their_answers_through_plan_score(tmp_path: Path) -
     )
     code, out, err = run("plan-score", "--truth", "bundled:default", "--predictions", str(answers), "--json")
     assert code == 0, err
-    rows = json.loads(out)
+    rows = jsonl(out)
     assert len(rows) == 300 and all(r["valid"] and r["edge_f1"] == 1.0 and r["exact_match"] for r in rows)
 
 

@@ -223,7 +223,7 @@ def test_plot_command_keeps_option_order_and_reads_files(tmp_path: Path) -> None
     )
     out = tmp_path / "x.png"
     code, err = run_cli(
-        "plot", "bundled:refund", "--schedule", str(schedules), "--method", "serial", "-o", str(out)
+        "plot", "bundled:refund", "--schedules", str(schedules), "--method", "serial", "-o", str(out)
     )
     assert code == 0, err
     assert "my-llm, serial" in err
@@ -236,7 +236,9 @@ def test_plot_says_which_lines_of_a_schedules_file_it_could_not_read(tmp_path: P
     good = {"workflow": "refund", "machine": "worker", "source": "me", "starts": dict.fromkeys(FOUR, 0)}
     good["starts"]["decide"] = 4.8
     schedules.write_text(json.dumps(good) + "\n" + '{"workflow": "refund", "starts": {"decide"\n')
-    code, err = run_cli("plot", "bundled:refund", "--schedule", str(schedules), "-o", str(tmp_path / "x.png"))
+    code, err = run_cli(
+        "plot", "bundled:refund", "--schedules", str(schedules), "-o", str(tmp_path / "x.png")
+    )
     assert code == 0, err
     assert f"{schedules}: line 2: not valid JSON" in err and "skipped" in err
 

@@ -109,7 +109,7 @@ def campaign(tmp_path: Path) -> Path:
 def test_report_of_a_store_matches_the_hand_computed_figures(campaign: Path) -> None:
     code, out, err = run("report", str(campaign), "--json")
     assert code == 0, err
-    found = {s["group"]["method"]: s for s in json.loads(out)}
+    found = {s["group"]["source"]: s for s in json.loads(out)}
     assert set(found) == set(EXPECTED)
     for method, expected in EXPECTED.items():
         close(found[method], expected)
@@ -119,7 +119,7 @@ def test_report_of_a_store_matches_the_hand_computed_figures(campaign: Path) -> 
 def test_report_by_tier_and_csv(campaign: Path) -> None:
     code, out, _ = run("report", str(campaign), "--by", "tier", "--csv")
     assert code == 0
-    rows = {(r["group.method"], r["group.tier"]): r for r in csv.DictReader(io.StringIO(out))}
+    rows = {(r["group.source"], r["group.tier"]): r for r in csv.DictReader(io.StringIO(out))}
     assert len(rows) == 6
     assert float(rows[("serial", "easy")]["gap.max"]) == pytest.approx(0.2)
     assert float(rows[("asap", "easy")]["safe_rate"]) == 0.0
@@ -134,7 +134,7 @@ def test_report_of_a_scores_file_agrees(tmp_path: Path, campaign: Path) -> None:
     assert run("score", str(suite), "-s", str(schedules), "-r", str(refs), "-o", str(scores))[0] == 0
     code, out, err = run("report", str(scores), "--json")
     assert code == 0, err
-    found = {s["group"]["method"]: s for s in json.loads(out)}
+    found = {s["group"]["source"]: s for s in json.loads(out)}
     assert set(found) == {"serial", "asap"}
     for method in found:
         close(found[method], EXPECTED[method])
@@ -189,7 +189,7 @@ def test_report_reads_a_store_on_a_read_only_file_system(tmp_path: Path, campaig
     finally:
         campaign.parent.chmod(0o755)
     assert done.returncode == 0, done.stderr
-    assert {s["group"]["method"] for s in json.loads(done.stdout)} == set(EXPECTED)
+    assert {s["group"]["source"] for s in json.loads(done.stdout)} == set(EXPECTED)
 
 
 @pytest.mark.parametrize(

@@ -110,7 +110,7 @@ def parse(page: str) -> Tables:
 
 def test_the_html_lists_unsafe_and_invalid_answers_with_their_reasons() -> None:
     tables = parse(render_report(ROWS, listed=3))
-    assert tables.heads["failing"] == ["method", "workflow", "machine", "verdict", "why"]
+    assert tables.heads["failing"] == ["source", "workflow", "machine", "verdict", "why"]
     assert [r[1:4] for r in tables.rows["failing"]] == [
         ["flood", "x", "unsafe"],
         ["spill", "x", "unsafe"],
@@ -130,5 +130,5 @@ def test_the_html_and_terminal_summaries_have_the_same_columns() -> None:
     # and the same figures, cell for cell
     cells = [[str(c) for c in column._cells] for column in terminal.columns]
     assert tables.rows["summary"] == [list(r) for r in zip(*cells, strict=True)]
-    assert tables.heads["summary"][:4] == ["method", "rows", "errors", "invalid"]
+    assert tables.heads["summary"][:4] == ["source", "rows", "errors", "invalid"]
     assert re.search(r"<h2[^>]*>Worst cases</h2>", render_report(rows))

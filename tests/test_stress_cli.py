@@ -53,7 +53,7 @@ def test_failing_plugins_become_error_rows_and_the_campaign_goes_on(tmp_path: Pa
             assert error is None and valid and safe and gap is not None and gap >= -1e-9
         else:
             assert FAILING[method] in error and not valid and gap is None
-    summary = {s["group"]["method"]: s for s in json.loads(out)}
+    summary = {s["group"]["source"]: s for s in json.loads(out)}
     assert summary["admission"]["errors"] == 0 and summary["admission"]["safe_rate"] == 1.0
     assert all(summary[m]["errors"] == 6 for m in FAILING)
     errors = err[err.index("\nerrors") :]  # the table of reasons under the summary
