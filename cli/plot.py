@@ -18,7 +18,7 @@ from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, 
 from peakopt.oracle import evaluate
 from peakopt.oracle.evaluate import with_reference
 from peakopt.oracle.scoring import score_record
-from peakopt.plots.schedule_plot import Drawn, figure, save_figure
+from peakopt.plots.schedule_plot import PICTURE_SUFFIXES, Drawn, figure, save_figure
 from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run
 
@@ -179,7 +179,7 @@ def _collect(
     help="Colour bars by the tool's server or by resource class.",
 )
 @click.option(
-    "-o", "--output", required=True, metavar="FILE", help=f"Picture to write: .png or .svg. {REPLACES}"
+    "-o", "--output", required=True, metavar="FILE", help=f"Picture to write: .png, .svg or .pdf. {REPLACES}"
 )
 @input_options
 @quiet_option
@@ -206,8 +206,8 @@ def plot(
 
     Example: peakopt plot bundled:refund --method asap --optimal -o refund.png
     """
-    if Path(output).suffix.lower() not in (".png", ".svg"):
-        raise click.BadParameter("write a .png or .svg file", param_hint="'-o'")
+    if Path(output).suffix.lower() not in PICTURE_SUFFIXES:
+        raise click.BadParameter("write a .png, .svg or .pdf file", param_hint="'-o'")
     inputs = [*paths, *machines, *options["schedules"], *([reference_path] if reference_path else [])]
     out = claim(output, inputs)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}

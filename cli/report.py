@@ -27,7 +27,8 @@ from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflo
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.references import Checked
-from peakopt.plots.columns import summary_columns
+from peakopt.plots.columns import Column, summary_columns
+from peakopt.plots.worst import case_title, pick_worst
 
 if TYPE_CHECKING:
     from peakopt.plots.html import WorstCase
@@ -60,16 +61,20 @@ def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     """Per group: failed runs, then the summary columns of :mod:`peakopt.plots.columns`."""
     table = Table(title=title, title_justify="left")
     names = list(found[0].group) if found else ["source"]
-    columns = summary_columns(gaps=True)
+    columns = report_columns()
     for name in names:
         table.add_column(name)
-    table.add_column("errors", justify="right")
     for header, _ in columns:
         table.add_column(header, justify="right")
     for s in found:
         groups = (str(v) if v is not None else "-" for v in s.group.values())
-        table.add_row(*groups, str(s.errors), *(cell(s) for _, cell in columns))
+        table.add_row(*groups, *(cell(s) for _, cell in columns))
     return table
+
+
+def report_columns() -> list[Column]:
+    """The summary columns of the report's terminal table and of its HTML page: one list for both."""
+    return summary_columns(gaps=True, failed=ERROR)
 
 
 def by_sources(help_text: str) -> Callable[[F], F]:
@@ -180,7 +185,8 @@ def fail_on_option(func: F) -> F:
     type=COUNT_OR_NONE,
     default=3,
     show_default=True,
-    help="Gantt charts of each method's K worst cases.",
+    help="Each method's K worst cases: Gantt charts of the largest gaps (and, for a scores file, "
+    "of the most unsafe answers); a table of the K most unsafe and first K invalid answers, with reasons.",
 )
 @click.option(
     "--suite",
@@ -220,8 +226,10 @@ def report(
     strict and safe MRU.
 
     With -o, also writes one HTML file (styles and pictures embedded): the
-    tables, the gap distribution per method, makespan against cva, bars per
-    tier and machine, and Gantt charts of the worst cases.
+    tables, the gap profile per method (share of pairs within x % of the
+    optimum), makespan against cva, bars with 95 % intervals per tier and
+    machine, and the worst cases: Gantt charts, and the unsafe and invalid
+    answers with their reasons.
 
     A store is opened read-only and never written. --fail-on makes the command
     exit 1 when a group of the summary crosses a threshold (for CI).
@@ -239,7 +247,14 @@ def report(
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
         cases = worst_drawings(path, rows, worst, drawn)
-        out.write_text(render_report(rows, title=f"peakopt report: {Path(path).name}", worst=cases))
+        page = render_report(
+            rows,
+            title=f"peakopt report: {Path(path).name}",
+            worst=cases,
+            listed=worst,
+            columns=report_columns(),
+        )
+        out.write_text(page)
         wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")
     gate(found, fail_on)
 
@@ -263,8 +278,7 @@ def _case(
     if ref is not None and ref.starts is not None:
         label = "optimal" if ref.status == "optimal" else f"best found ({ref.status})"
         drawn.append(drawing(workflow, machine, label, ref.starts, 0.0 if ref.status == "optimal" else None))
-    title = f"{method} on {workflow.id} / {machine.name}: gap {100 * _gap(row):.1f}%"
-    return WorstCase(title, workflow, machine, drawn)
+    return WorstCase(case_title(method, row, workflow.id, machine.name), workflow, machine, drawn)
 
 
 def drawing_inputs(suites: tuple[str, ...], reference_path: str | None) -> tuple[Scopes | None, Checked]:
@@ -296,10 +310,8 @@ def worst_drawings(
         return []
     cases = []
     for (source,), members in group_rows(rows, ("source",)).items():
-        ranked = sorted(
-            (r for r in members if r.safe and r.starts and _gap(r) is not None), key=_gap, reverse=True
-        )
-        for row in ranked[:count]:
+        worst = pick_worst([r for r in members if r.starts], count)
+        for row in worst.by_gap + worst.unsafe:
             suite = scopes.of({"workflow": row.workflow})
             try:
                 workflow, machine = suite.workflow(str(row.workflow)), suite.machine(str(row.machine))
@@ -312,9 +324,3 @@ def worst_drawings(
                 )
             )
     return cases
-
-
-def _gap(row: ScoreRow) -> float:
-    """The gap to the optimum, else to the lower bound (NaN when neither is known)."""
-    gap = row.gap if row.gap is not None else row.gap_vs_lb
-    return float("nan") if gap is None else gap

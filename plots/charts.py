@@ -1,17 +1,31 @@
-"""Charts over many scored records: gap distributions, makespan vs cva, bars per group."""
+"""Charts over many scored records: the gap profile, makespan against cva, bars with intervals.
+
+Every chart is built from the score rows themselves, so the figures it shows
+are the aggregates' (:mod:`peakopt.oracle.aggregate`) and its intervals are the
+oracle's seeded bootstrap (:func:`~peakopt.oracle.intervals.mean_interval`).
+"""
 
 from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
 
-from peakopt.oracle.aggregate import ScoreSummary, group_rows
+from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
 from peakopt.oracle.rows import ScoreRow
+
+#: What the profile's caption says, wherever it is shown.
+PROFILE_NOTE = (
+    "share of pairs whose schedule is safe and within x % of the optimum, one line per method; "
+    "unsafe and invalid answers are never within any x, so a line stays below 1 by their share"
+)
 
 
 def _colour(index: int) -> tuple[float, ...]:
@@ -23,28 +37,80 @@ def _label(value: str | None) -> str:
     return value if value is not None else "(none)"
 
 
-def gap_distribution(rows: Sequence[ScoreRow]) -> Figure | None:
-    """Box plot of the gap to the proven optimum per source, over safe rows; None without gaps."""
+def profile_gap(row: ScoreRow) -> float | None:
+    """A row's place on the gap profile, in %: ``inf`` when unsafe or invalid, None when not compared.
+
+    A safe row's gap is to the proven optimum, else to the lower bound (an upper
+    bound on the true gap: the profile then errs low, never high). A safe row
+    with neither was scored without a reference and has no place.
+    """
+    if not (row.valid and row.safe):
+        return math.inf
+    gap = row.gap if row.gap is not None else row.gap_vs_lb
+    return None if gap is None else 100 * gap
+
+
+def profile_steps(gaps: Sequence[float], right: float) -> tuple[list[float], list[float]]:
+    """The step line of an empirical distribution: x from 0 to ``right``, y the share of ``gaps`` <= x.
+
+    Infinite gaps count in the total but are never reached.
+    """
+    total = len(gaps)
+    finite = sorted(g for g in gaps if math.isfinite(g))
+    xs, ys = [0.0], [0.0]
+    for index, gap in enumerate(finite, start=1):
+        if gap == xs[-1]:
+            ys[-1] = index / total
+        else:
+            xs.append(gap)
+            ys.append(index / total)
+    xs.append(max(right, xs[-1]))
+    ys.append(ys[-1])
+    return xs, ys
+
+
+def gap_profile(rows: Sequence[ScoreRow]) -> Figure | None:
+    """ECDF (performance profile) of the gap per source: share of pairs within x % of the optimum.
+
+    Unsafe and invalid rows count in each source's total and are never within
+    any x (see :data:`PROFILE_NOTE`); None when no row was compared to a reference.
+    """
+    if not any(r.reference_status is not None or r.gap is not None or r.gap_vs_lb is not None for r in rows):
+        return None
     groups = {
-        _label(key[0]): [r.gap for r in members if r.safe and r.gap is not None]
+        _label(key[0]): [g for g in map(profile_gap, members) if g is not None]
         for key, members in group_rows(rows, ("source",)).items()
     }
-    groups = {k: v for k, v in groups.items() if v}
-    if not groups:
-        return None
-    fig = Figure(figsize=(1.6 + 1.1 * len(groups), 3.6), layout="constrained")
+    finite = [g for gaps in groups.values() for g in gaps if math.isfinite(g)]
+    right = max(1.0, 1.05 * max(finite, default=0.0))
+    fig = Figure(figsize=(6.4, 4.0), layout="constrained")
     ax = fig.subplots()
-    data = [100 * np.asarray(v, dtype=float) for v in groups.values()]
-    ax.boxplot(data, showfliers=True, flierprops={"markersize": 3})
-    ax.set_xticks(range(1, len(groups) + 1), list(groups), rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("gap to optimum (%)")
-    ax.set_title("Gap to the proven optimum (safe schedules)", fontsize=10)
-    ax.grid(axis="y", color="0.9")
+    for index, (source, gaps) in enumerate(groups.items()):
+        if not gaps:
+            continue
+        xs, ys = profile_steps(gaps, right)
+        never = sum(not math.isfinite(g) for g in gaps)
+        label = f"{source} ({never} of {len(gaps)} unsafe or invalid)" if never else source
+        ax.step(
+            xs, ys, where="post", color=_colour(index), label=label, linewidth=1.4, gid=f"profile-{source}"
+        )
+    ax.set_xlim(0, right)
+    ax.set_ylim(0, 1.02)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("gap to the optimum, x (%)")
+    ax.set_ylabel("pairs within x % of the optimum")
+    ax.set_title("Gap profile (unsafe and invalid answers never count as within)", fontsize=10)
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    ax.grid(color="0.92")
     return fig
 
 
 def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
-    """Scatter of makespan against cva, one colour per source; None without valid rows."""
+    """Scatter of makespan against cva, one colour per source; None without valid rows.
+
+    Points are translucent: safe schedules pile up on cva 0, and the pile's
+    depth shows.
+    """
     groups = group_rows([r for r in rows if r.valid and r.makespan is not None], ("source",))
     if not groups:
         return None
@@ -55,49 +121,95 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
         ax.scatter(
             points[:, 0],
             points[:, 1],
-            s=10,
-            alpha=0.6,
+            s=14,
+            alpha=0.35,
             color=_colour(index),
             label=_label(key[0]),
             linewidths=0,
         )
     ax.set_xlabel("makespan (s)")
-    ax.set_ylabel("capacity violation area (cva)")
+    ax.set_ylabel("capacity violation area (capacity × s)")
     ax.set_title("Makespan against capacity violation", fontsize=10)
-    ax.legend(fontsize=7, frameon=False)
+    legend = ax.legend(fontsize=7, frameon=False)
+    for handle in legend.legend_handles:  # the key shows the colour, not the transparency
+        if handle is not None:
+            handle.set_alpha(1.0)
     ax.grid(color="0.92")
     return fig
 
 
-def group_bars(summaries: Sequence[ScoreSummary], by: str, metric: str = "safe_rate") -> Figure | None:
-    """Grouped bars of ``metric`` per value of ``by`` (e.g. tier), one bar colour per source."""
-    sources = list(dict.fromkeys(s.group.get("source") for s in summaries))
-    values = list(dict.fromkeys(s.group.get(by) for s in summaries))
-    if not summaries or not values:
+@dataclass(frozen=True)
+class BarMetric:
+    """A mean of :class:`~peakopt.oracle.aggregate.ScoreSummary` that bars show.
+
+    ``field`` names it in the summary's ``intervals``; ``mean`` reads it; ``scale``
+    turns it into the axis' unit (100 for a percentage); ``label`` is the axis'.
+    """
+
+    label: str
+    field: str
+    mean: Callable[[ScoreSummary], float | None]
+    scale: float = 1.0
+
+
+#: The bars' metrics: means of the aggregates, with their intervals, so a bar is the table's figure.
+BAR_METRICS = {
+    "efficiency": BarMetric("efficiency (OPT / makespan; 0 if unsafe)", "efficiency", lambda s: s.efficiency),
+    "safe_rate": BarMetric("safe schedules (%)", "safe_rate", lambda s: s.safe_rate, 100.0),
+    "mean_gap": BarMetric(
+        "mean gap to the optimum (%)", "gap", lambda s: s.gap.mean if s.gap else None, 100.0
+    ),
+}
+
+
+def _bar(summary: ScoreSummary | None, chosen: BarMetric) -> tuple[float, float, float]:
+    """Height, and the distances down and up to the interval's ends (0 without an interval)."""
+    mean = None if summary is None else chosen.mean(summary)
+    if summary is None or mean is None:
+        return math.nan, 0.0, 0.0
+    interval = summary.intervals.get(chosen.field)
+    if interval is None:
+        return chosen.scale * mean, 0.0, 0.0
+    return chosen.scale * mean, chosen.scale * (mean - interval.low), chosen.scale * (interval.high - mean)
+
+
+def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> Figure | None:
+    """Bars of a mean (:data:`BAR_METRICS`) per value of ``by`` (e.g. tier), one colour per source.
+
+    Each bar carries its seeded 95 % bootstrap interval
+    (:func:`~peakopt.oracle.aggregate.aggregate` with ``intervals``) as an error
+    bar; a group without the figure has no bar (not a bar at 0, which would
+    read as a perfect gap). None when no group has the figure.
+    """
+    chosen = BAR_METRICS[metric]
+    summaries = aggregate(rows, ("source", by), intervals=True)
+    if not any(chosen.mean(s) is not None for s in summaries):
         return None
+    lookup = {(s.group["source"], s.group[by]): s for s in summaries}
+    sources = list(dict.fromkeys(key[0] for key in lookup))
+    values = list(dict.fromkeys(key[1] for key in lookup))
     fig = Figure(figsize=(1.8 + 0.9 * len(values) * max(1, len(sources)) ** 0.5, 3.4), layout="constrained")
     ax = fig.subplots()
     width = 0.8 / max(1, len(sources))
-    lookup = {(s.group.get("source"), s.group.get(by)): s for s in summaries}
     for index, source in enumerate(sources):
-        heights = [_metric(lookup.get((source, value)), metric) for value in values]
-        positions = np.arange(len(values)) + index * width
-        ax.bar(positions, heights, width, color=_colour(index), label=_label(source))
+        heights, below, above = zip(*(_bar(lookup.get((source, v)), chosen) for v in values), strict=True)
+        ax.bar(
+            np.arange(len(values)) + index * width,
+            heights,
+            width,
+            yerr=[below, above],
+            capsize=3,
+            error_kw={"elinewidth": 0.8, "ecolor": "0.25"},
+            color=_colour(index),
+            label=_label(source),
+        )
     ax.set_xticks(np.arange(len(values)) + width * (len(sources) - 1) / 2, [_label(v) for v in values])
-    ax.set_ylabel(metric.replace("_", " "))
-    ax.set_title(f"{metric.replace('_', ' ')} per {by}", fontsize=10)
+    ax.set_xlabel(by)
+    ax.set_ylabel(chosen.label)
+    ax.set_title(f"{chosen.label.split(' (')[0]} per {by}, with 95 % intervals", fontsize=10)
     ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", color="0.9")
     return fig
-
-
-def _metric(summary: ScoreSummary | None, metric: str) -> float:
-    if summary is None:
-        return 0.0
-    if metric == "mean_gap":
-        return 100 * summary.gap.mean if summary.gap else 0.0
-    value = getattr(summary, metric)
-    return float(value) if value is not None else 0.0
 
 
 def data_uri(fig: Figure, dpi: int = 110) -> str:

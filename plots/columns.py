@@ -60,10 +60,21 @@ def group_label(group: dict[str, str | None]) -> str:
     return " / ".join(str(v) if v is not None else "-" for v in group.values()) or "all"
 
 
-def summary_columns(gaps: bool = True) -> list[Column]:
-    """The columns of a scheduling summary; the gap columns only when ``gaps``."""
-    columns: list[Column] = [
-        ("rows", lambda s: str(s.records)),
+def summary_columns(gaps: bool = True, failed: str | None = None) -> list[Column]:
+    """The columns of a scheduling summary, for every table that shows one (terminal and HTML).
+
+    Parameters
+    ----------
+    gaps
+        Include the gap columns (when references were given).
+    failed
+        The reason kind of failed runs (a campaign's ``error``): adds an
+        ``errors`` column counting them (they count as invalid too).
+    """
+    columns: list[Column] = [("rows", lambda s: str(s.records))]
+    if failed is not None:
+        columns.append(("errors", lambda s: str(s.invalid_reasons.get(failed, 0))))
+    columns += [
         ("invalid", lambda s: str(s.invalid)),
         ("safe", lambda s: percent(s.safe_rate)),
         ("makespan", lambda s: number(s.mean_makespan, 2)),

@@ -13,11 +13,12 @@ from html import escape
 from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.aggregate import ScoreSummary, aggregate
+from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
 from peakopt.oracle.rows import ScoreRow
-from peakopt.plots.charts import data_uri, gap_distribution, group_bars, makespan_vs_cva
-from peakopt.plots.columns import summary_columns
+from peakopt.plots.charts import PROFILE_NOTE, data_uri, gap_profile, group_bars, makespan_vs_cva
+from peakopt.plots.columns import Column, summary_columns
 from peakopt.plots.schedule_plot import Drawn, figure
+from peakopt.plots.worst import pick_worst, verdict, why
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -41,19 +42,35 @@ class WorstCase:
     drawn: Sequence[Drawn]
 
 
-def summary_html(summaries: Sequence[ScoreSummary], keys: Sequence[str], table_id: str) -> str:
-    """An HTML table of aggregates, one row per group (the terminal tables' columns)."""
-    columns = summary_columns(gaps=True)
-    head = [f'<th class="key">{escape(k)}</th>' for k in keys] + [f"<th>{escape(h)}</th>" for h, _ in columns]
+INTERVALS_NOTE = "error bars: 95 % bootstrap confidence intervals of the mean (seeded)"
+
+
+def summary_html(
+    summaries: Sequence[ScoreSummary],
+    keys: Sequence[str],
+    table_id: str,
+    columns: Sequence[Column] | None = None,
+) -> str:
+    """An HTML table of aggregates, one row per group, with the terminal table's ``columns``.
+
+    ``columns`` defaults to :func:`~peakopt.plots.columns.summary_columns` (with gaps).
+    """
+    shown = summary_columns(gaps=True) if columns is None else columns
+    head = [f'<th class="key">{escape(k)}</th>' for k in keys]
+    head += [f"<th>{escape(h)}</th>" for h, _ in shown]
     body = []
     for s in summaries:
-        cells = [f'<td class="key">{escape(str(s.group.get(k)))}</td>' for k in keys]
-        cells += [f"<td>{escape(cell(s))}</td>" for _, cell in columns]
+        cells = [f'<td class="key">{escape(_value(s.group.get(k)))}</td>' for k in keys]
+        cells += [f"<td>{escape(cell(s))}</td>" for _, cell in shown]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         f'<table id="{table_id}"><thead><tr>{"".join(head)}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def _value(value: str | None) -> str:
+    return "-" if value is None else value  # as the terminal tables show a missing group value
 
 
 def _image(fig: Figure | None, caption: str) -> str:
@@ -65,21 +82,56 @@ def _image(fig: Figure | None, caption: str) -> str:
     )
 
 
-def _by_section(rows: Sequence[ScoreRow], key: str) -> str:
+def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | None) -> str:
     if all(getattr(r, key) is None for r in rows):
         return ""
     summaries = aggregate(rows, ("source", key))
-    charts = _image(group_bars(summaries, key, "safe_rate"), f"safe rate per {key}")
-    charts += _image(group_bars(summaries, key, "mean_gap"), f"mean gap to optimum (%) per {key}")
+    charts = _image(
+        group_bars(rows, key, "efficiency"),
+        f"efficiency (OPT / makespan, 0 for an unsafe or invalid answer) per {key}; {INTERVALS_NOTE}",
+    )
+    charts += _image(group_bars(rows, key, "safe_rate"), f"safe schedules (%) per {key}; {INTERVALS_NOTE}")
+    charts += _image(
+        group_bars(rows, key, "mean_gap"),
+        f"mean gap to the optimum (%) per {key}, safe rows; {INTERVALS_NOTE}",
+    )
     return (
         f"<h2>Per {escape(key)}</h2>"
-        + summary_html(summaries, ("source", key), f"by-{key}")
+        + summary_html(summaries, ("source", key), f"by-{key}", columns)
         + f'<div class="charts">{charts}</div>'
     )
 
 
+def failing_html(rows: Sequence[ScoreRow], count: int) -> str:
+    """A table of each method's most unsafe and first invalid answers, with their reasons ('' if none)."""
+    body, totals = [], []
+    for (source,), members in group_rows(rows, ("source",)).items():
+        worst = pick_worst(members, count)
+        if worst.unsafe_count or worst.invalid_count:
+            totals.append(f"{source}: {worst.unsafe_count} unsafe, {worst.invalid_count} invalid")
+        for row in worst.unsafe + worst.invalid:
+            cells = (source, row.workflow, row.machine, verdict(row), why(row))
+            body.append(
+                "<tr>" + "".join(f'<td class="key">{escape(str(c or "-"))}</td>' for c in cells) + "</tr>"
+            )
+    if not body:
+        return ""
+    head = "".join(f'<th class="key">{h}</th>' for h in ("source", "workflow", "machine", "verdict", "why"))
+    return (
+        "<h3>Unsafe and invalid answers</h3>"
+        f'<p class="note">The {count} most unsafe (by avoidable cva) and the first {count} invalid '
+        f"answers of each method; in all, {escape('; '.join(totals))}.</p>"
+        f'<table id="failing"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+    )
+
+
 def render_report(
-    rows: Sequence[ScoreRow], *, title: str = "peakopt report", worst: Sequence[WorstCase] = ()
+    rows: Sequence[ScoreRow],
+    *,
+    title: str = "peakopt report",
+    worst: Sequence[WorstCase] = (),
+    listed: int = 3,
+    columns: Sequence[Column] | None = None,
 ) -> str:
     """The whole report as one HTML document.
 
@@ -91,7 +143,13 @@ def render_report(
     title
         The page's title.
     worst
-        Instances to draw as Gantt charts, typically the worst per method.
+        Instances to draw as Gantt charts, typically the worst per method
+        (see :func:`~peakopt.plots.worst.pick_worst`).
+    listed
+        How many unsafe and how many invalid answers of each method the
+        worst-cases section lists, with their reasons (0: none).
+    columns
+        The summary tables' columns: the terminal table's, so both show the same.
 
     Returns
     -------
@@ -104,20 +162,22 @@ def render_report(
         f'<p class="note">{len(rows)} scored records. Gaps are to the proven optimum and '
         "cover safe schedules only.</p>",
         "<h2>Summary</h2>",
-        summary_html(summaries, ("source",), "summary"),
+        summary_html(summaries, ("source",), "summary", columns),
         "<h2>Distributions</h2>",
         '<div class="charts">'
-        + _image(gap_distribution(rows), "gap to optimum per method")
-        + _image(makespan_vs_cva(rows), "makespan against cva")
+        + _image(gap_profile(rows), f"Gap profile: {PROFILE_NOTE}")
+        + _image(makespan_vs_cva(rows), "makespan against cva, one translucent point per answer")
         + "</div>",
-        _by_section(rows, "tier"),
-        _by_section(rows, "machine"),
+        _by_section(rows, "tier", columns),
+        _by_section(rows, "machine", columns),
     ]
-    if worst:
-        parts.append("<h2>Worst cases</h2>")
+    failing = failing_html(rows, listed) if listed > 0 else ""
+    if worst or failing:
+        parts.append('<h2 id="worst">Worst cases</h2>')
         for case in worst:
             fig = figure(case.workflow, case.machine, case.drawn)
             parts.append(_image(fig, case.title))
+        parts.append(failing)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"

@@ -6,6 +6,7 @@ axis, so the staggering that keeps a machine safe is visible at a glance.
 
 from __future__ import annotations
 
+import colorsys
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,8 +15,10 @@ from pathlib import Path
 import networkx as nx
 from matplotlib import colormaps
 from matplotlib.axes import Axes
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.typing import ColorType
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
@@ -24,8 +27,18 @@ from peakopt.plots.columns import gap_cell
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"
+#: Colours that mean overload (and broken dependencies): no task bar is ever drawn in one of them.
+RESERVED = (AVOIDABLE, UNAVOIDABLE)
 LOAD = "#4c78a8"
 MAX_LABELS = 40
+#: Every step is drawn at least this wide (in points), so a 0.01 s step in a 1000 s schedule shows.
+MIN_WIDTH_POINTS = 1.5
+#: Formats a picture is written in, by the file's extension.
+PICTURE_SUFFIXES = (".png", ".svg", ".pdf")
+# Hues closer than this to a reserved colour's read as overload, however pale.
+_HUE_APART = 20.0
+_COLUMN_INCHES = 4.6  # each schedule's column in the figure; its axes are a little narrower
+_AXES_SHARE = 0.8
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,35 @@ def task_order(workflow: Workflow) -> list[Task]:
     """Tasks top to bottom: by dependency layer, then as listed."""
     layer = {t: i for i, gen in enumerate(nx.topological_generations(workflow.graph)) for t in gen}
     return sorted(workflow.tasks, key=lambda t: (layer[t.id], workflow.index[t.id]))
+
+
+def _hue(colour: ColorType) -> tuple[float, float]:
+    """Hue in degrees and HLS saturation."""
+    hue, _, saturation = colorsys.rgb_to_hls(*to_rgb(colour))
+    return 360 * hue, saturation
+
+
+def looks_reserved(colour: ColorType) -> bool:
+    """Whether ``colour`` could be taken for one of :data:`RESERVED` (a red or orange; greys never)."""
+    hue, saturation = _hue(colour)
+    if saturation < 0.2:
+        return False
+    for reserved in RESERVED:
+        apart = abs(hue - _hue(reserved)[0]) % 360
+        if min(apart, 360 - apart) < _HUE_APART:
+            return True
+    return False
+
+
+def task_palette() -> list[str]:
+    """Soft colours for task bars, without any that could be read as overload.
+
+    Set3 and Pastel2 hold a salmon and several oranges: they are left out,
+    so the saturated red and orange of the load panels mean overload only.
+    """
+    soft = colormaps["Set3"].colors + colormaps["Pastel2"].colors  # type: ignore[attr-defined]
+    kept = [to_hex(c) for c in soft if not looks_reserved(c)]
+    return list(dict.fromkeys(kept))
 
 
 def colour_key(task: Task, machine: Machine, by: str) -> str:
@@ -78,6 +120,7 @@ def _gantt(
     colours: dict[str, str],
     keys: dict[str, str],
     dependencies: bool,
+    least: float,
 ) -> None:
     starts = drawn.schedule.starts
     row = {t.id: i for i, t in enumerate(order)}
@@ -85,15 +128,17 @@ def _gantt(
         if task.id not in starts:
             continue
         offset = starts[task.id]
-        for segment in task.segments:
+        for index, segment in enumerate(task.segments):
             ax.barh(
                 row[task.id],
-                segment.duration,
+                max(segment.duration, least),  # a step shorter than a line's width still shows
                 left=offset,
                 height=0.7,
                 color=colours[keys[task.id]],
-                edgecolor="white",
+                # no white edge on a sliver: it would paint over the whole bar
+                edgecolor="white" if segment.duration > 4 * least else "none",
                 linewidth=0.4,
+                gid=f"task-{task.id}-{index}",
             )
             offset += segment.duration
     for pred, succ in workflow.edges:
@@ -185,14 +230,14 @@ def figure(
         raise ValueError("nothing to draw")
     order = task_order(workflow)
     keys = {t.id: colour_key(t, machine, colour_by) for t in order}
-    # soft colours for tasks, so the saturated red and orange of overload stand out
-    palette = colormaps["Set3"].colors + colormaps["Pastel2"].colors  # type: ignore[attr-defined]
+    palette = task_palette()
     colours = {k: palette[i % len(palette)] for i, k in enumerate(sorted(set(keys.values())))}
     resources = list(machine.capacity)
     gantt_height = min(14.0, max(2.0, 0.22 * len(order)))
     # a bare Figure, not pyplot: no global state, safe in libraries and workers
     fig = Figure(
-        figsize=(1.5 + 4.6 * len(drawn), 1.2 + gantt_height + 1.5 * len(resources)), layout="constrained"
+        figsize=(1.5 + _COLUMN_INCHES * len(drawn), 1.2 + gantt_height + 1.5 * len(resources)),
+        layout="constrained",
     )
     axes = fig.subplots(
         1 + len(resources),
@@ -203,8 +248,9 @@ def figure(
         gridspec_kw={"height_ratios": [gantt_height] + [1.5] * len(resources)},
     )
     tops = dict(machine.capacity)
+    least = min_width(workflow, drawn)
     for column, item in enumerate(drawn):
-        _gantt(axes[0][column], workflow, order, item, colours, keys, dependencies)
+        _gantt(axes[0][column], workflow, order, item, colours, keys, dependencies, least)
         axes[0][column].set_title(_title(item), fontsize=9)
         for row, resource in enumerate(resources, start=1):
             peak = _load(axes[row][column], workflow, item, resource, machine.capacity[resource])
@@ -215,6 +261,25 @@ def figure(
     _legend(fig, colours, overload=any(d.score.cva > 0 for d in drawn))
     fig.suptitle(f"{workflow.id} on {machine.name}", fontsize=11)
     return fig
+
+
+def min_width(workflow: Workflow, drawn: Sequence[Drawn]) -> float:
+    """:data:`MIN_WIDTH_POINTS` in seconds on the shared time axis of ``drawn``.
+
+    The axis spans the latest finish of any schedule drawn, across a column of
+    about ``_AXES_SHARE`` of ``_COLUMN_INCHES``; computed before drawing, as the
+    bars need it (the layout only moves the axes a little).
+    """
+    horizon = max(
+        (
+            start + workflow.task(task).length
+            for d in drawn
+            for task, start in d.schedule.starts.items()
+            if task in workflow.index
+        ),
+        default=0.0,
+    )
+    return horizon * MIN_WIDTH_POINTS / 72 / (_COLUMN_INCHES * _AXES_SHARE)
 
 
 def _legend(fig: Figure, colours: dict[str, str], overload: bool) -> None:
@@ -230,8 +295,8 @@ def _legend(fig: Figure, colours: dict[str, str], overload: bool) -> None:
 
 
 def save_figure(fig: Figure, path: str | Path) -> None:
-    """Write ``fig`` as PNG or SVG, by the file's extension."""
+    """Write ``fig`` as PNG, SVG or PDF (matplotlib's pdf backend: vector, for papers), by the extension."""
     target = Path(path)
-    if target.suffix.lower() not in (".png", ".svg"):
-        raise ValueError(f"plots are written as .png or .svg, not {target.suffix or 'no extension'}")
+    if target.suffix.lower() not in PICTURE_SUFFIXES:
+        raise ValueError(f"plots are written as .png, .svg or .pdf, not {target.suffix or 'no extension'}")
     fig.savefig(target, dpi=130, bbox_inches="tight")

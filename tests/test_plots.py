@@ -1,4 +1,4 @@
-"""Schedule plots render to PNG and SVG, with the overflow shown when there is one."""
+"""Schedule plots render to PNG, SVG and PDF, with the overflow shown when there is one."""
 
 from __future__ import annotations
 
@@ -7,12 +7,25 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.image import imread
+from matplotlib.patches import Rectangle
 
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.plots.schedule_plot import AVOIDABLE, Drawn, figure, save_figure
+from peakopt.plots.schedule_plot import (
+    AVOIDABLE,
+    MIN_WIDTH_POINTS,
+    RESERVED,
+    Drawn,
+    figure,
+    looks_reserved,
+    save_figure,
+    task_palette,
+)
 
 REFUND = load("bundled:refund")
 WORKFLOW, MACHINE = REFUND.workflows[0], REFUND.machines[0]
@@ -103,8 +116,72 @@ def test_two_hundred_steps_stay_legible(tmp_path: Path) -> None:
 
 
 def test_rejects_unknown_extension(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"\.png or \.svg"):
-        save_figure(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.pdf")
+    with pytest.raises(ValueError, match=r"\.png, \.svg or \.pdf"):
+        save_figure(figure(WORKFLOW, MACHINE, drawn(SAFE)), tmp_path / "x.jpg")
+
+
+def test_writes_pdf(tmp_path: Path) -> None:
+    path = tmp_path / "refund.pdf"
+    save_figure(figure(WORKFLOW, MACHINE, drawn(ASAP, SAFE)), path)
+    assert path.read_bytes().startswith(b"%PDF-")
+
+
+def test_the_task_palette_leaves_out_every_overload_colour() -> None:
+    palette = task_palette()
+    assert len(palette) >= 10 and len(set(palette)) == len(palette)
+    assert not set(palette) & {to_hex(c) for c in RESERVED}
+    # Set3's salmon and oranges, Pastel2's peach: close enough to read as overload
+    assert not {"#fb8072", "#fdb462", "#fdcdac", "#f1e2cc"} & set(palette)
+    for colour in palette:
+        for reserved in RESERVED:
+            distance = sum((a - b) ** 2 for a, b in zip(to_rgb(colour), to_rgb(reserved), strict=True))
+            assert distance**0.5 > 0.25, (colour, reserved)
+
+
+def test_looks_reserved() -> None:
+    assert looks_reserved(AVOIDABLE) and looks_reserved("#fb8072") and looks_reserved("#ffa500")
+    assert not looks_reserved("#d9d9d9") and not looks_reserved("#80b1d3") and not looks_reserved("#ccebc5")
+
+
+def bars(fig: object) -> dict[str, Rectangle]:
+    """The Gantt bars of the first column, by gid (``task-<id>-<segment>``)."""
+    axes = fig.axes[0]  # type: ignore[attr-defined]
+    return {p.get_gid(): p for p in axes.patches if (p.get_gid() or "").startswith("task-")}
+
+
+@settings(max_examples=8, deadline=None)
+@given(servers=st.integers(min_value=1, max_value=40))
+def test_no_task_bar_is_drawn_in_an_overload_colour(servers: int) -> None:
+    tasks = [Task(id=f"t{i}", server=f"server{i}", duration=1) for i in range(servers)]
+    workflow = Workflow(id="w", tasks=tasks)
+    machine = Machine(name="m", capacity={"cpu": 1})
+    schedule = Schedule(workflow="w", starts={t.id: float(i) for i, t in enumerate(tasks)})
+    fig = figure(workflow, machine, [Drawn("s", schedule, evaluate(workflow, machine, schedule))])
+    found = bars(fig)
+    assert len(found) == servers
+    assert not any(looks_reserved(bar.get_facecolor()) for bar in found.values())
+
+
+def test_a_very_short_step_stays_visible() -> None:
+    # 0.01 s beside 1000 s: at its true width it would be 1/100,000 of the axis, far below a pixel
+    workflow = Workflow(
+        id="w",
+        tasks=[
+            Task(id="long", duration=1000, demand={"cpu": 1}),
+            Task(id="blink", duration=0.01, demand={"cpu": 1}, depends_on=["long"]),
+        ],
+    )
+    machine = Machine(name="m", capacity={"cpu": 1})
+    schedule = Schedule(workflow="w", starts={"long": 0, "blink": 1000})
+    fig = figure(workflow, machine, [Drawn("s", schedule, evaluate(workflow, machine, schedule))])
+    fig.draw_without_rendering()  # the final layout: the axes' size in points is known
+    found = bars(fig)
+    short, long = found["task-blink-0"], found["task-long-0"]
+    assert short.get_x() == 1000 and 0.01 <= short.get_width() < 10  # never narrower, never a block
+    assert long.get_width() == 1000  # a long step keeps its true width
+    to_points = 72 / fig.dpi
+    left, right = (fig.axes[0].transData.transform((x, 0))[0] for x in (1000, 1000 + short.get_width()))
+    assert (right - left) * to_points >= 0.9 * MIN_WIDTH_POINTS
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -183,5 +260,12 @@ def test_plot_command_usage_errors(tmp_path: Path, args: list[str], message: str
 
 
 def test_plot_command_rejects_other_extensions(tmp_path: Path) -> None:
-    code, err = run_cli("plot", "bundled:refund", "--method", "asap", "-o", str(tmp_path / "x.pdf"))
-    assert code == 2 and ".png or .svg" in err
+    code, err = run_cli("plot", "bundled:refund", "--method", "asap", "-o", str(tmp_path / "x.jpg"))
+    assert code == 2 and ".png, .svg or .pdf" in err
+
+
+def test_plot_command_writes_pdf(tmp_path: Path) -> None:
+    out = tmp_path / "refund.pdf"
+    code, err = run_cli("plot", "bundled:refund", "--method", "asap,serial", "-o", str(out))
+    assert code == 0, err
+    assert out.read_bytes().startswith(b"%PDF-")

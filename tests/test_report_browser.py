@@ -73,12 +73,23 @@ def test_report_in_headless_chromium(report: Path, tmp_path: Path) -> None:
         summary = page.evaluate(
             "Array.from(document.querySelectorAll('#summary tbody tr')).map(r => r.cells[0].textContent)"
         )
+        captions = page.evaluate(
+            "Array.from(document.querySelectorAll('figcaption')).map(c => c.textContent)"
+        )
+        # asap overflows: its unsafe answers are listed among the worst cases, with their overload
+        failing = page.evaluate(
+            "Array.from(document.querySelectorAll('#worst ~ #failing tbody tr'))"
+            ".map(r => r.cells[3].textContent)"
+        )
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert problems == []
     assert images and all(done and width > 0 and height > 0 for done, width, height in images)
     assert summary == list(METHODS)
+    assert any(c.startswith("Gap profile: share of pairs") for c in captions)
+    assert any("95 % bootstrap confidence intervals" in c for c in captions)
+    assert failing and set(failing) <= {"unsafe", "invalid"}
     pixels = imread(shot)
     assert pixels.shape[0] > 2000  # the whole page, not one screen
     assert pixels[..., :3].std() > 0.05  # not blank
