@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from peakopt.oracle.rows import PlanRow, ScoreRow
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -145,12 +148,16 @@ BY_ALIASES = {"method": "source"}
 
 
 def by_option(known: Sequence[str], help_text: str, *, first: str | None = None) -> Callable[[F], F]:
-    """``--by``: comma-separated fields of ``known`` (default ``source``; ``method`` means ``source``).
+    """``--by``: comma-separated fields to group by (default ``source``; ``method`` means ``source``).
+
+    Any field of the rows or of the input records may be named (``--by
+    temperature`` groups by a record's own field); :func:`check_by` refuses a
+    name no row has once the rows are read.
 
     Parameters
     ----------
     known
-        The fields to group by.
+        The usual fields, for the help.
     help_text
         The option's help.
     first
@@ -159,12 +166,17 @@ def by_option(known: Sequence[str], help_text: str, *, first: str | None = None)
 
     def parse(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
         keys = [BY_ALIASES.get(k, k) for k in split_names([value])]
-        wrong = [k for k in keys if k not in known]
-        if wrong:
-            also = ", ".join(f"{alias} for {name}" for alias, name in BY_ALIASES.items() if name in known)
-            raise click.BadParameter(
-                f"unknown field {', '.join(wrong)}; choose from {', '.join(known)} ({also})"
-            )
         return tuple(dict.fromkeys([*([first] if first else []), *keys]))
 
     return click.option("--by", default="source", show_default=True, callback=parse, help=help_text)
+
+
+def check_by(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) -> None:
+    """A usage error (before anything is written) when a ``--by`` field is on no row."""
+    from peakopt.oracle.aggregate import check_group_keys  # NumPy: not for --help and validate
+
+    try:
+        check_group_keys(rows, by)
+    except ValueError as exc:
+        also = ", ".join(f"{alias} for {name}" for alias, name in BY_ALIASES.items())
+        raise click.BadParameter(f"{exc} ({also})", param_hint="--by") from None

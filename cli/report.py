@@ -16,7 +16,7 @@ from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
 from peakopt.cli.messages import plural, quiet_option, wrote
-from peakopt.cli.options import COUNT_OR_NONE, by_option
+from peakopt.cli.options import COUNT_OR_NONE, by_option, check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
 from peakopt.cli.tables import check_formats, emit, format_options, show
@@ -239,6 +239,7 @@ def report(
     check_formats(as_json, as_csv)
     out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
     rows = read_rows(path)
+    check_by(rows, by)
     # the inputs of the drawings are read (and the references checked) before anything is printed
     drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)

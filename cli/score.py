@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.common import input_options, warn_unconstrained
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import by_option
+from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.tables import (
     check_formats,
@@ -147,6 +147,7 @@ def score(
         score_record(r.data, scopes.of(r.data), references, options, line=r.line, error=r.error)
         for r in answer_records(schedules)
     ]
+    check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
     show(score_table(aggregate(rows, by), gaps=bool(references)))
     _count(rows, output)
@@ -247,6 +248,7 @@ def plan_score_command(
         score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
         for r in answer_records(predictions)
     ]
+    check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:

@@ -20,11 +20,12 @@ from peakopt.cli.cluster import executor_options, progress_bar, solve_options, s
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import COUNT, method_list, seconds_option, seed_option
+from peakopt.cli.options import COUNT, check_by, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
+from peakopt.oracle.rows import ScoreRow
 
 
 def _resuming(todo: Backlog, db: str) -> str:
@@ -193,6 +194,9 @@ def stress(
     pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
+    # a campaign's rows have the fields of every score row and no labels: a --by typo
+    # is refused now, not after the run
+    check_by([ScoreRow(valid=False)], by)
     store = Store(db, fresh=fresh)
     cases = []
     try:

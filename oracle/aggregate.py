@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args, get_origin
 
 import numpy as np
 import numpy.typing as npt
@@ -70,11 +70,53 @@ def mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
+def group_value(row: ScoreRow | PlanRow, key: str) -> str | None:
+    """A row's value for grouping by ``key``: a scalar field of the row, else one of its labels.
+
+    Numbers and flags become text (``true``, ``0.7``), as the labels are.
+    """
+    if key in type(row).model_fields:
+        value = getattr(row, key)
+        if not isinstance(value, dict | list):
+            return None if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    return row.labels.get(key)
+
+
+def check_group_keys(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) -> None:
+    """Refuse a grouping key that is neither a row field nor a label of any row (a typo).
+
+    Raises
+    ------
+    ValueError
+        Naming the unknown keys and what could be grouped by.
+    """
+    if not rows:
+        return
+    fields = scalar_fields(type(rows[0]))
+    found = {label for row in rows for label in row.labels}
+    unknown = [key for key in by if key not in fields and key not in found]
+    if unknown:
+        usual = GROUP_KEYS if isinstance(rows[0], ScoreRow) else PLAN_GROUP_KEYS
+        choices = ", ".join(dict.fromkeys([*usual, *sorted(found), *fields]))
+        raise ValueError(f"unknown field {', '.join(unknown)} (no row has it); choose from {choices}")
+
+
+def scalar_fields(model: type[ScoreRow] | type[PlanRow]) -> list[str]:
+    """The fields of a row model that hold one value (those a table can be grouped by)."""
+    return [name for name, info in model.model_fields.items() if not _collection(info.annotation)]
+
+
+def _collection(annotation: Any) -> bool:
+    return any(
+        get_origin(arm) in (dict, list) or arm in (dict, list) for arm in (*get_args(annotation), annotation)
+    )
+
+
 def group_rows(rows: Iterable[R], by: Sequence[str]) -> dict[tuple[str | None, ...], list[R]]:
-    """Rows by the values of the fields ``by``, groups in order of first appearance."""
+    """Rows by their values of ``by`` (:func:`group_value`), groups in order of first appearance."""
     groups: dict[tuple[str | None, ...], list[R]] = defaultdict(list)
     for row in rows:
-        groups[tuple(getattr(row, key) for key in by)].append(row)
+        groups[tuple(group_value(row, key) for key in by)].append(row)
     return dict(groups)
 
 
@@ -166,10 +208,7 @@ def summarise(
 def _aggregate(
     rows: Sequence[R], by: Sequence[str], summary: Callable[[list[R], dict[str, str | None]], Any]
 ) -> list[Any]:
-    known = GROUP_KEYS if isinstance(rows[0] if rows else None, ScoreRow) else PLAN_GROUP_KEYS
-    unknown = [key for key in by if key not in known]
-    if unknown and rows:
-        raise ValueError(f"cannot group by {', '.join(unknown)}; choose from {', '.join(known)}")
+    check_group_keys(rows, by)
     groups = group_rows(rows, by)
     return [summary(members, dict(zip(by, key, strict=True))) for key, members in groups.items()]
 

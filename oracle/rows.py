@@ -31,6 +31,10 @@ class ScoreRow(BaseModel):
         Where the record came from: its line in the input file, its ``id`` field.
     workflow, machine, source, tier
         What was scored, who produced it, and ``workflow.meta["tier"]``.
+    labels
+        The record's own short scalar fields beyond those the oracle reads (a
+        temperature, a prompt variant, a run id), as text, so that tables can
+        group by them (``--by temperature``).
     setting
         The prompt setting the answer was given in (``rasc``, ``durations``...), as its record says.
     valid
@@ -70,6 +74,7 @@ class ScoreRow(BaseModel):
     source: str | None = None
     tier: str | None = None
     setting: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
     valid: bool
     reasons: list[str] = Field(default_factory=list)
     reason_kinds: list[str] = Field(default_factory=list)
@@ -161,7 +166,7 @@ class PlanRow(BaseModel):
     Metric fields are None when the record could not be read (``valid`` False);
     the ``reduction_*`` fields are also None for a cyclic prediction. See
     :class:`~peakopt.oracle.planning.PlanScore` for the definitions;
-    ``setting`` is the record's, as in :class:`ScoreRow`.
+    ``setting`` and ``labels`` are the record's, as in :class:`ScoreRow`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -172,6 +177,7 @@ class PlanRow(BaseModel):
     source: str | None = None
     tier: str | None = None
     setting: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
     valid: bool
     reasons: list[str] = Field(default_factory=list)
     reason_kinds: list[str] = Field(default_factory=list)

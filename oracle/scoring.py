@@ -10,6 +10,7 @@ with the reasons; scoring a record never raises.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +65,29 @@ def identity(record: Mapping[str, Any] | None, line: int | None = None) -> dict[
         "machine": _text(record.get("machine")),
         "source": _text(record.get("source")),
         "setting": _text(record.get("setting")),
+        "labels": labels(record),
     }
+
+
+#: Record keys the oracle reads or a prompt record carries: never labels.
+READ_KEYS = frozenset(
+    {"line", "id", "workflow", "machine", "source", "setting", "tier", "task"}
+    | {"response", "starts", "prompt", "context", "output_schema"}
+)
+#: A label is short: a long text (a prompt copied along) says nothing to group by.
+LABEL_LENGTH = 100
+
+
+def labels(record: Mapping[str, Any]) -> dict[str, str]:
+    """The record's other short scalar fields, as text (see :attr:`ScoreRow.labels`)."""
+    found: dict[str, str] = {}
+    for key, value in record.items():
+        if key in READ_KEYS or key in STRUCTURE_FIELDS or value is None or isinstance(value, dict | list):
+            continue
+        text = json.dumps(value) if isinstance(value, bool) else str(value)
+        if len(text) <= LABEL_LENGTH:
+            found[str(key)] = text
+    return found
 
 
 def find_workflow(record: Mapping[str, Any], suite: Suite) -> Workflow | Violation:
@@ -197,6 +220,7 @@ def _score_record(
         id=ident["id"],
         tier=ident["tier"],
         setting=ident["setting"],
+        labels=ident["labels"],
         **read,
         starts=replayed.starts,
         pushed=replayed.pushed,

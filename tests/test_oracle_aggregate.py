@@ -81,8 +81,10 @@ def test_groups_in_order_of_appearance() -> None:
     assert [s.group for s in aggregate(rows, ["source"])] == [{"source": "b"}, {"source": "a"}]
     assert [s.records for s in aggregate(rows, ["source", "machine"])] == [1, 1, 1]
     assert [s.records for s in aggregate(rows, [])] == [3]
-    with pytest.raises(ValueError, match="cannot group by colour"):
+    with pytest.raises(ValueError, match="unknown field colour"):
         aggregate(rows, ["colour"])
+    with pytest.raises(ValueError, match="unknown field starts"):
+        aggregate(rows, ["starts"])  # a field of many values is no group
     assert aggregate([], ["source"]) == []
 
 
