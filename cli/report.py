@@ -15,17 +15,20 @@ from peakopt.campaign.storage import is_store_path
 from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
+from peakopt.cli.exports import check_export, format_option, show_tables
+from peakopt.cli.leaderboard import board_json, board_tables
 from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import check_formats, emit, format_options, show
+from peakopt.cli.tables import check_formats, emit, format_options
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
+from peakopt.oracle.leaderboard import Board, board
 from peakopt.oracle.references import Checked
 from peakopt.plots.columns import Column, summary_columns
 from peakopt.plots.worst import case_title, pick_worst
@@ -53,7 +56,7 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list
     """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`."""
     return [
         MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))
-        for summary in aggregate(rows, list(by))
+        for summary in aggregate(rows, list(by), intervals=True)
     ]
 
 
@@ -129,12 +132,25 @@ def summary_options(func: F) -> F:
 
 
 def show_summaries(
-    found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str, rows: Sequence[ScoreRow] = ()
+    found: Sequence[MethodSummary],
+    as_json: bool,
+    as_csv: bool,
+    title: str,
+    rows: Sequence[ScoreRow] = (),
+    table_format: str | None = None,
+    ranked: Board | None = None,
 ) -> None:
-    """The table (and the failed runs' reasons) on stderr; the summaries as JSON or CSV on stdout."""
+    """The tables on stderr (or stdout in ``table_format``); the summaries as JSON or CSV on stdout.
+
+    With a leaderboard ``ranked`` of two sources or more, its tables come first
+    and ``--json`` prints it as a second document, on the line after the summaries.
+    """
     emit(found, as_json, as_csv, stream=False)
+    tables = board_tables(ranked) if ranked is not None else []
+    if as_json and ranked is not None:
+        click.echo(board_json(ranked), nl=False)
     reasons = errors_table(rows)
-    show(report_table(found, title), *([reasons] if reasons else []))
+    show_tables(table_format, [*tables, report_table(found, title), *([reasons] if reasons else [])])
 
 
 def gate(
@@ -174,7 +190,7 @@ def fail_on_option(func: F) -> F:
 
 
 @click.command("report")
-@click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl|LOG.eval")
+@click.argument("paths", metavar="RESULTS.sqlite|SCORES.jsonl|LOG.eval...", nargs=-1, required=True)
 @by_sources(f"Also group by these comma-separated fields ({','.join(BY_FIELDS[1:])}).")
 @summary_options
 @click.option(
@@ -202,10 +218,11 @@ def fail_on_option(func: F) -> F:
     metavar="REFS.jsonl",
     help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
 )
+@format_option
 @fail_on_option
 @quiet_option
 def report(
-    path: str,
+    paths: tuple[str, ...],
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
@@ -213,6 +230,7 @@ def report(
     worst: int,
     suites: tuple[str, ...],
     reference_path: str | None,
+    table_format: str | None,
     fail_on: list[Threshold],
 ) -> None:
     """Per-method statistics of a stress run (its SQLite store), scores or an Inspect log.
@@ -237,22 +255,28 @@ def report(
     Example: peakopt report results.sqlite --by tier -o report.html
     """
     check_formats(as_json, as_csv)
-    out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
-    rows = read_rows(path)
+    check_export(table_format, as_json, as_csv)
+    out = claim(output, [*paths, *suites, *([reference_path] if reference_path else [])])
+    # the rows of every input together: each row's source (method, model) says whose it is
+    read = {path: read_rows(path) for path in paths}
+    rows = [row for found_rows in read.values() for row in found_rows]
     # the inputs of the drawings are read (and the references checked) before anything is printed
     drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)
-    show_summaries(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
+    ranked = board(rows)
+    title = f"peakopt report: {plural(len(rows), 'row')} from {', '.join(paths)}"
+    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked)
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
-        cases = worst_drawings(path, rows, worst, drawn)
+        cases = [case for path, own in read.items() for case in worst_drawings(path, own, worst, drawn)]
         page = render_report(
             rows,
-            title=f"peakopt report: {Path(path).name}",
+            title=f"peakopt report: {', '.join(Path(path).name for path in paths)}",
             worst=cases,
             listed=worst,
             columns=report_columns(),
+            board=ranked,
         )
         out.write_text(page)
         wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")

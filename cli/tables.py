@@ -84,13 +84,21 @@ def show(*tables: Table) -> None:
 
 
 def flatten(row: BaseModel) -> dict[str, Any]:
-    """One CSV row: maps become ``field.key`` columns, lists ``; ``-joined text, starts JSON."""
+    """One CSV row: maps become ``field.key`` columns, lists ``; ``-joined text, starts JSON.
+
+    A map of maps (a summary's intervals) becomes ``field.key.inner`` columns.
+    """
     flat: dict[str, Any] = {}
     for name, value in row.model_dump(mode="json").items():
         if isinstance(value, dict) and name in ("requested", "starts"):
             flat[name] = json.dumps(value, separators=(",", ":"))
         elif isinstance(value, dict):
-            flat.update({f"{name}.{key}": v for key, v in value.items()})
+            # one level deeper for a map of objects (a summary's intervals: intervals.efficiency.low)
+            for key, v in value.items():
+                if isinstance(v, dict):
+                    flat.update({f"{name}.{key}.{inner}": x for inner, x in v.items()})
+                else:
+                    flat[f"{name}.{key}"] = v
         elif isinstance(value, list):
             flat[name] = "; ".join(item if isinstance(item, str) else json.dumps(item) for item in value)
         else:
