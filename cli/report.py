@@ -233,10 +233,18 @@ def report(
     table_format: str | None,
     fail_on: list[Threshold],
 ) -> None:
-    """Per-method statistics of a stress run (its SQLite store), scores or an Inspect log.
+    """Per-method statistics of stress runs (SQLite stores), scores or Inspect logs, and a leaderboard.
 
     Scores are what peakopt score -o writes; an Inspect log of peakopt/schedule
-    holds its scorer's rows, the model as the method.
+    holds its scorer's rows, the model as the method. The rows of every input
+    are read together, each row's source (method, model) saying whose it is.
+
+    With two sources or more, a leaderboard comes first: the sources ranked by
+    mean efficiency (OPT / makespan, 0 for an unsafe or invalid answer) with
+    its 95 % bootstrap interval and pair count, and the paired differences of
+    every two sources on the workflow × machine (× setting) pairs both
+    answered, with their intervals. --json prints it as a second JSON document,
+    on the line after the summaries.
 
     Per method (and per --by group): rows, failed runs, invalid schedules,
     safe rate, mean / median / p95 / max gap to the proven optimum (over safe
@@ -252,7 +260,9 @@ def report(
     A store is opened read-only and never written. --fail-on makes the command
     exit 1 when a group of the summary crosses a threshold (for CI).
 
-    Example: peakopt report results.sqlite --by tier -o report.html
+    --table-format md|latex prints the tables on stdout as Markdown or LaTeX.
+
+    Example: peakopt report gpt.eval claude.eval -o report.html
     """
     check_formats(as_json, as_csv)
     check_export(table_format, as_json, as_csv)
