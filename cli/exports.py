@@ -41,7 +41,8 @@ def cells(table: Table) -> tuple[list[str], list[bool], list[list[str]]]:
     """A table's headers, which columns are right-aligned, and its rows of cell texts."""
     headers = [str(column.header) for column in table.columns]
     right = [column.justify == "right" for column in table.columns]
-    columns = [[str(cell) for cell in column.cells] for column in table.columns]
+    # a terminal cell stacks a mean over its interval: one line again here
+    columns = [[" ".join(str(cell).splitlines()) for cell in column.cells] for column in table.columns]
     return headers, right, [list(row) for row in zip(*columns, strict=True)]
 
 

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from rich.table import Table
 
+from peakopt.cli.tables import stacked
 from peakopt.oracle.leaderboard import Board
 from peakopt.plots.columns import DIFFERENCE_COLUMNS, STANDING_COLUMNS
 
@@ -24,10 +25,15 @@ _NAMES = ("source", "better", "worse")
 
 def _table(title: str, columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T]) -> Table:
     table = Table(title=title, title_justify="left")
-    for header, _ in columns:
-        table.add_column(header, justify="left" if header in _NAMES else "right")
+    for header, cell in columns:
+        if header in _NAMES:  # never cut a name to fit a narrow terminal
+            table.add_column(
+                header, no_wrap=True, min_width=max([len(header), *(len(cell(i)) for i in items)])
+            )
+        else:
+            table.add_column(header, justify="right")
     for item in items:
-        table.add_row(*(cell(item) for _, cell in columns))
+        table.add_row(*(stacked(cell(item)) for _, cell in columns))
     return table
 
 

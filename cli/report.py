@@ -21,7 +21,7 @@ from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import check_formats, emit, format_options
+from peakopt.cli.tables import check_formats, emit, format_options, stacked
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
@@ -66,12 +66,14 @@ def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     names = list(found[0].group) if found else ["source"]
     columns = report_columns()
     for name in names:
-        table.add_column(name)
+        # a group's name is never cut to fit a narrow terminal: the figures wrap instead
+        shown = [len(str(s.group.get(name) or "-")) for s in found]
+        table.add_column(name, no_wrap=True, min_width=max([len(name), *shown]))
     for header, _ in columns:
         table.add_column(header, justify="right")
     for s in found:
         groups = (str(v) if v is not None else "-" for v in s.group.values())
-        table.add_row(*groups, *(cell(s) for _, cell in columns))
+        table.add_row(*groups, *(stacked(cell(s)) for _, cell in columns))
     return table
 
 
@@ -274,7 +276,8 @@ def report(
     drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)
     ranked = board(rows)
-    title = f"peakopt report: {plural(len(rows), 'row')} from {', '.join(paths)}"
+    inputs = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
+    title = f"peakopt report: {plural(len(rows), 'row')} from {inputs}"
     show_summaries(found, as_json, as_csv, title, rows, table_format, ranked)
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws

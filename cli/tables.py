@@ -30,13 +30,28 @@ def score_table(summaries: Sequence[ScoreSummary], gaps: bool, title: str = "pea
     """Per-group scheduling aggregates; gap columns when references were given."""
     table = Table(title=title, title_justify="left")
     columns = summary_columns(gaps)
-    table.add_column("group")
+    # a group's name is never cut to fit a narrow terminal: the figures wrap instead
+    table.add_column(
+        "group", no_wrap=True, min_width=max([5, *(len(group_label(s.group)) for s in summaries)])
+    )
     for header, _ in columns:
         table.add_column(header, justify="right")
     table.add_column("invalid reasons")
     for s in summaries:
-        table.add_row(group_label(s.group), *(cell(s) for _, cell in columns), reasons(s.invalid_reasons))
+        table.add_row(
+            group_label(s.group), *(stacked(cell(s)) for _, cell in columns), reasons(s.invalid_reasons)
+        )
     return table
+
+
+def stacked(cell: str) -> str:
+    """A terminal cell with its interval on a second line (``0.912`` over ``[0.880, 0.940]``).
+
+    A mean and its interval side by side make every column twice as wide, and a
+    terminal then wraps them at any space; stacked, each column stays as wide as
+    an interval. Exports join the lines again (:mod:`peakopt.cli.exports`).
+    """
+    return cell.replace(" [", "\n[", 1)
 
 
 def plan_table(summaries: Sequence[PlanSummary]) -> Table:

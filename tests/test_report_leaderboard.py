@@ -75,7 +75,8 @@ def test_the_terminal_leaderboard_comes_first(two_models: tuple[str, str]) -> No
     assert code == 0, err
     assert err.index("leaderboard") < err.index("paired differences") < err.index("peakopt report")
     assert re.search(r"1 │ good\s+│\s+5 │", err)
-    assert "+0.100 [+0.100, +0.100]" in err
+    # the interval stacked under its mean, in the same column
+    assert re.search(r"\+0\.100 │\n│[^\n]*│\s+\[\+0\.100, \+0\.100\] │", err)
 
 
 def test_an_interval_computed_by_hand(tmp_path: Path) -> None:
