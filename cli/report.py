@@ -285,7 +285,7 @@ def report(
         cases = [case for path, own in read.items() for case in worst_drawings(path, own, worst, drawn)]
         page = render_report(
             rows,
-            title=f"peakopt report: {', '.join(Path(path).name for path in paths)}",
+            title=f"peakopt report: {Path(paths[0]).name if len(paths) == 1 else f'{len(paths)} inputs'}",
             worst=cases,
             listed=worst,
             columns=report_columns(),
