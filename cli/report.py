@@ -16,12 +16,11 @@ from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option, show_tables
-from peakopt.cli.leaderboard import board_json, board_tables
 from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import check_formats, emit, format_options, stacked
+from peakopt.cli.tables import board_json, board_tables, check_formats, emit, format_options, stacked
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError

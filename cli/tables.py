@@ -1,4 +1,4 @@
-"""Formatting of score rows and aggregates: rich tables on stderr, CSV and JSON on stdout.
+"""Formatting of score rows, aggregates and leaderboards: rich tables on stderr, CSV and JSON on stdout.
 
 The one emitter of machine-readable rows (:func:`emit`, with its options
 :func:`format_options`): ``--json`` prints a record stream (a row per record)
@@ -21,9 +21,20 @@ from rich.table import Table
 from peakopt.cli.messages import console
 from peakopt.instances.native import to_jsonl
 from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
-from peakopt.plots.columns import group_label, number, percent, reasons, summary_columns
+from peakopt.oracle.leaderboard import Board
+from peakopt.plots.columns import (
+    DIFFERENCE_COLUMNS,
+    NAME_HEADERS,
+    STANDING_COLUMNS,
+    group_label,
+    number,
+    percent,
+    reasons,
+    summary_columns,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def score_table(summaries: Sequence[ScoreSummary], gaps: bool, title: str = "peakopt score") -> Table:
@@ -89,6 +100,37 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
     for c in correlations:
         table.add_row(group_label(c.group), str(c.pairs), number(c.pearson), number(c.spearman))
     return table
+
+
+def _table(title: str, columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for header, cell in columns:
+        if header in NAME_HEADERS:  # never cut a name to fit a narrow terminal
+            table.add_column(
+                header, no_wrap=True, min_width=max([len(header), *(len(cell(i)) for i in items)])
+            )
+        else:
+            table.add_column(header, justify="right")
+    for item in items:
+        table.add_row(*(stacked(cell(item)) for _, cell in columns))
+    return table
+
+
+def board_tables(board: Board) -> list[Table]:
+    """The leaderboard and the paired differences (none with fewer than two sources)."""
+    if len(board.standings) < 2:
+        return []
+    return [
+        _table("leaderboard (mean efficiency, 95 % CI)", STANDING_COLUMNS, board.standings),
+        _table("paired differences (common pairs, 95 % CI)", DIFFERENCE_COLUMNS, board.differences),
+    ]
+
+
+def board_json(board: Board) -> str:
+    """The leaderboard as one JSON document (one line), '' with fewer than two sources."""
+    if len(board.standings) < 2:
+        return ""
+    return json.dumps(board.model_dump(mode="json")) + "\n"
 
 
 def show(*tables: Table) -> None:

@@ -138,6 +138,9 @@ def reasons(counts: dict[str, int]) -> str:
     return ", ".join(f"{kind} {count}" for kind, count in counts.items())
 
 
+#: The leaderboard's and differences' columns that hold names (left-aligned); the others are numbers.
+NAME_HEADERS = ("source", "better", "worse")
+
 #: The leaderboard's columns (terminal and HTML): rank, source, pairs, mean efficiency and its interval.
 STANDING_COLUMNS: list[tuple[str, Callable[[Standing], str]]] = [
     ("rank", lambda s: str(s.rank)),

@@ -19,7 +19,7 @@ from peakopt.oracle.leaderboard import Board
 from peakopt.oracle.leaderboard import board as board_of
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.charts import PROFILE_NOTE, data_uri, gap_profile, group_bars, makespan_vs_cva
-from peakopt.plots.columns import DIFFERENCE_COLUMNS, STANDING_COLUMNS, Column, summary_columns
+from peakopt.plots.columns import DIFFERENCE_COLUMNS, NAME_HEADERS, STANDING_COLUMNS, Column, summary_columns
 from peakopt.plots.schedule_plot import Drawn, figure
 from peakopt.plots.worst import pick_worst, verdict, why
 
@@ -108,17 +108,16 @@ def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | 
 
 
 def _cells_html(columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T], table_id: str) -> str:
-    names = ("source", "better", "worse")
-    head = "".join(f"<th{_key(h, names)}>{escape(h)}</th>" for h, _ in columns)
+    head = "".join(f"<th{_key(h)}>{escape(h)}</th>" for h, _ in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td{_key(h, names)}>{escape(cell(item))}</td>" for h, cell in columns) + "</tr>"
+        "<tr>" + "".join(f"<td{_key(h)}>{escape(cell(item))}</td>" for h, cell in columns) + "</tr>"
         for item in items
     )
     return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _key(header: str, names: Sequence[str]) -> str:
-    return ' class="key"' if header in names else ""
+def _key(header: str) -> str:
+    return ' class="key"' if header in NAME_HEADERS else ""
 
 
 def leaderboard_html(ranked: Board) -> str:
