@@ -68,7 +68,7 @@ COMMANDS: dict[str, Entry] = {
     ),
     "report": Entry(
         "peakopt.cli.report:report",
-        "Per-method statistics of a stress run (its SQLite store), scores or an Inspect log.",
+        "Per-method statistics of stress runs (SQLite stores), scores or Inspect logs, and a leaderboard.",
     ),
     "plot": Entry(
         "peakopt.cli.plot:plot",

@@ -52,12 +52,12 @@ def quiet() -> bool:
 
 
 def console() -> Console:
-    """A rich console on stderr, silent under ``--quiet``; 200 columns wide when not a terminal."""
+    """A rich console on stderr, silent under ``--quiet``; 300 columns wide when not a terminal."""
     from rich.console import Console  # here: only the commands that draw tables load rich
 
     found = Console(stderr=True, quiet=quiet())
     if not found.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
-        found.width = 200
+        found.width = 300
     return found
 
 

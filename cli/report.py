@@ -15,17 +15,19 @@ from peakopt.campaign.storage import is_store_path
 from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
+from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option, check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import check_formats, emit, format_options, show
+from peakopt.cli.tables import board_json, board_tables, check_formats, emit, format_options, stacked
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
+from peakopt.oracle.leaderboard import Board, board
 from peakopt.oracle.references import Checked
 from peakopt.plots.columns import Column, summary_columns
 from peakopt.plots.worst import case_title, pick_worst
@@ -53,7 +55,7 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list
     """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`."""
     return [
         MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))
-        for summary in aggregate(rows, list(by))
+        for summary in aggregate(rows, list(by), intervals=True)
     ]
 
 
@@ -63,12 +65,14 @@ def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     names = list(found[0].group) if found else ["source"]
     columns = report_columns()
     for name in names:
-        table.add_column(name)
+        # a group's name is never cut to fit a narrow terminal: the figures wrap instead
+        shown = [len(str(s.group.get(name) or "-")) for s in found]
+        table.add_column(name, no_wrap=True, min_width=max([len(name), *shown]))
     for header, _ in columns:
         table.add_column(header, justify="right")
     for s in found:
         groups = (str(v) if v is not None else "-" for v in s.group.values())
-        table.add_row(*groups, *(cell(s) for _, cell in columns))
+        table.add_row(*groups, *(stacked(cell(s)) for _, cell in columns))
     return table
 
 
@@ -129,12 +133,25 @@ def summary_options(func: F) -> F:
 
 
 def show_summaries(
-    found: Sequence[MethodSummary], as_json: bool, as_csv: bool, title: str, rows: Sequence[ScoreRow] = ()
+    found: Sequence[MethodSummary],
+    as_json: bool,
+    as_csv: bool,
+    title: str,
+    rows: Sequence[ScoreRow] = (),
+    table_format: str | None = None,
+    ranked: Board | None = None,
 ) -> None:
-    """The table (and the failed runs' reasons) on stderr; the summaries as JSON or CSV on stdout."""
+    """The tables on stderr (or stdout in ``table_format``); the summaries as JSON or CSV on stdout.
+
+    With a leaderboard ``ranked`` of two sources or more, its tables come first
+    and ``--json`` prints it as a second document, on the line after the summaries.
+    """
     emit(found, as_json, as_csv, stream=False)
+    tables = board_tables(ranked) if ranked is not None else []
+    if as_json and ranked is not None:
+        click.echo(board_json(ranked), nl=False)
     reasons = errors_table(rows)
-    show(report_table(found, title), *([reasons] if reasons else []))
+    show_tables(table_format, [*tables, report_table(found, title), *([reasons] if reasons else [])])
 
 
 def gate(
@@ -174,7 +191,7 @@ def fail_on_option(func: F) -> F:
 
 
 @click.command("report")
-@click.argument("path", metavar="RESULTS.sqlite|SCORES.jsonl|LOG.eval")
+@click.argument("paths", metavar="RESULTS.sqlite|SCORES.jsonl|LOG.eval...", nargs=-1, required=True)
 @by_sources(f"Also group by these comma-separated fields ({','.join(BY_FIELDS[1:])}).")
 @summary_options
 @click.option(
@@ -202,10 +219,11 @@ def fail_on_option(func: F) -> F:
     metavar="REFS.jsonl",
     help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
 )
+@format_option
 @fail_on_option
 @quiet_option
 def report(
-    path: str,
+    paths: tuple[str, ...],
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
@@ -213,12 +231,21 @@ def report(
     worst: int,
     suites: tuple[str, ...],
     reference_path: str | None,
+    table_format: str | None,
     fail_on: list[Threshold],
 ) -> None:
-    """Per-method statistics of a stress run (its SQLite store), scores or an Inspect log.
+    """Per-method statistics of stress runs (SQLite stores), scores or Inspect logs, and a leaderboard.
 
     Scores are what peakopt score -o writes; an Inspect log of peakopt/schedule
-    holds its scorer's rows, the model as the method.
+    holds its scorer's rows, the model as the method. The rows of every input
+    are read together, each row's source (method, model) saying whose it is.
+
+    With two sources or more, a leaderboard comes first: the sources ranked by
+    mean efficiency (OPT / makespan, 0 for an unsafe or invalid answer) with
+    its 95 % bootstrap interval and pair count, and the paired differences of
+    every two sources on the workflow × machine (× setting) pairs both
+    answered, with their intervals. --json prints it as a second JSON document,
+    on the line after the summaries.
 
     Per method (and per --by group): rows, failed runs, invalid schedules,
     safe rate, mean / median / p95 / max gap to the proven optimum (over safe
@@ -234,26 +261,35 @@ def report(
     A store is opened read-only and never written. --fail-on makes the command
     exit 1 when a group of the summary crosses a threshold (for CI).
 
-    Example: peakopt report results.sqlite --by tier -o report.html
+    --table-format md|latex prints the tables on stdout as Markdown or LaTeX.
+
+    Example: peakopt report gpt.eval claude.eval -o report.html
     """
     check_formats(as_json, as_csv)
-    out = claim(output, [path, *suites, *([reference_path] if reference_path else [])])
-    rows = read_rows(path)
+    check_export(table_format, as_json, as_csv)
+    out = claim(output, [*paths, *suites, *([reference_path] if reference_path else [])])
+    # the rows of every input together: each row's source (method, model) says whose it is
+    read = {path: read_rows(path) for path in paths}
+    rows = [row for found_rows in read.values() for row in found_rows]
     check_by(rows, by)
     # the inputs of the drawings are read (and the references checked) before anything is printed
     drawn = drawing_inputs(suites, reference_path) if out is not None else None
     found = summaries(rows, by)
-    show_summaries(found, as_json, as_csv, f"peakopt report: {len(rows)} rows from {path}", rows)
+    ranked = board(rows)
+    inputs = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
+    title = f"peakopt report: {plural(len(rows), 'row')} from {inputs}"
+    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked)
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
-        cases = worst_drawings(path, rows, worst, drawn)
+        cases = [case for path, own in read.items() for case in worst_drawings(path, own, worst, drawn)]
         page = render_report(
             rows,
-            title=f"peakopt report: {Path(path).name}",
+            title=f"peakopt report: {Path(paths[0]).name if len(paths) == 1 else f'{len(paths)} inputs'}",
             worst=cases,
             listed=worst,
             columns=report_columns(),
+            board=ranked,
         )
         out.write_text(page)
         wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")

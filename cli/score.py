@@ -9,6 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.common import input_options, warn_unconstrained
+from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, Output, claim
@@ -20,7 +21,6 @@ from peakopt.cli.tables import (
     format_options,
     plan_table,
     score_table,
-    show,
 )
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_records
@@ -45,8 +45,9 @@ def grouping(known: Sequence[str]) -> Callable[[F], F]:
 
 
 def outputs(func: F) -> F:
-    """``--json``, ``--csv``, ``-o`` and ``--quiet``: where the per-record scores go, and the table."""
+    """``--json``, ``--csv``, ``-o``, ``--format`` and ``--quiet``: where the scores and the table go."""
     func = quiet_option(func)
+    func = format_option(func)
     func = click.option(
         "-o",
         "--output",
@@ -56,9 +57,12 @@ def outputs(func: F) -> F:
     return format_options("the per-record scores", stream=True)(func)
 
 
-def _claim(output: str | None, as_json: bool, as_csv: bool, inputs: Sequence[str | None]) -> Output | None:
+def _claim(
+    output: str | None, as_json: bool, as_csv: bool, table_format: str | None, inputs: Sequence[str | None]
+) -> Output | None:
     """Check the output options, and the -o file, before any work."""
     check_formats(as_json, as_csv)
+    check_export(table_format, as_json, as_csv)
     return claim(output, [i for i in inputs if i])
 
 
@@ -124,6 +128,7 @@ def score(
     as_json: bool,
     as_csv: bool,
     output: str | None,
+    table_format: str | None,
 ) -> None:
     """Score schedules or raw LLM responses against the oracle (and references).
 
@@ -135,7 +140,7 @@ def score(
 
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
     """
-    out = _claim(output, as_json, as_csv, [*suite_paths, schedules, reference])
+    out = _claim(output, as_json, as_csv, table_format, [*suite_paths, schedules, reference])
     scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
@@ -149,7 +154,7 @@ def score(
     ]
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
-    show(score_table(aggregate(rows, by), gaps=bool(references)))
+    show_tables(table_format, [score_table(aggregate(rows, by, intervals=True), gaps=bool(references))])
     _count(rows, output)
 
 
@@ -232,6 +237,7 @@ def plan_score_command(
     as_json: bool,
     as_csv: bool,
     output: str | None,
+    table_format: str | None,
 ) -> None:
     """Score predicted dependency structures: edge P/R/F1, GED, concurrency agreement.
 
@@ -242,7 +248,7 @@ def plan_score_command(
 
     Example: peakopt plan-score --truth bundled:refund --predictions plans.jsonl --scores scores.jsonl
     """
-    out = _claim(output, as_json, as_csv, [*truth_paths, predictions, scores])
+    out = _claim(output, as_json, as_csv, table_format, [*truth_paths, predictions, scores])
     scopes = Scopes.read(truth_paths, fmt, cpu, keep_dummies)
     rows = [
         score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
@@ -253,5 +259,5 @@ def plan_score_command(
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:
         tables.append(correlation_table(correlate(rows, read_scores(scores))))
-    show(*tables)
+    show_tables(table_format, tables)
     _count(rows, output)

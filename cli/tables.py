@@ -1,4 +1,4 @@
-"""Formatting of score rows and aggregates: rich tables on stderr, CSV and JSON on stdout.
+"""Formatting of score rows, aggregates and leaderboards: rich tables on stderr, CSV and JSON on stdout.
 
 The one emitter of machine-readable rows (:func:`emit`, with its options
 :func:`format_options`): ``--json`` prints a record stream (a row per record)
@@ -21,22 +21,48 @@ from rich.table import Table
 from peakopt.cli.messages import console
 from peakopt.instances.native import to_jsonl
 from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
-from peakopt.plots.columns import group_label, number, percent, reasons, summary_columns
+from peakopt.oracle.leaderboard import Board
+from peakopt.plots.columns import (
+    DIFFERENCE_COLUMNS,
+    NAME_HEADERS,
+    STANDING_COLUMNS,
+    group_label,
+    number,
+    percent,
+    reasons,
+    summary_columns,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def score_table(summaries: Sequence[ScoreSummary], gaps: bool, title: str = "peakopt score") -> Table:
     """Per-group scheduling aggregates; gap columns when references were given."""
     table = Table(title=title, title_justify="left")
     columns = summary_columns(gaps)
-    table.add_column("group")
+    # a group's name is never cut to fit a narrow terminal: the figures wrap instead
+    table.add_column(
+        "group", no_wrap=True, min_width=max([5, *(len(group_label(s.group)) for s in summaries)])
+    )
     for header, _ in columns:
         table.add_column(header, justify="right")
     table.add_column("invalid reasons")
     for s in summaries:
-        table.add_row(group_label(s.group), *(cell(s) for _, cell in columns), reasons(s.invalid_reasons))
+        table.add_row(
+            group_label(s.group), *(stacked(cell(s)) for _, cell in columns), reasons(s.invalid_reasons)
+        )
     return table
+
+
+def stacked(cell: str) -> str:
+    """A terminal cell with its interval on a second line (``0.912`` over ``[0.880, 0.940]``).
+
+    A mean and its interval side by side make every column twice as wide, and a
+    terminal then wraps them at any space; stacked, each column stays as wide as
+    an interval. Exports join the lines again (:mod:`peakopt.cli.exports`).
+    """
+    return cell.replace(" [", "\n[", 1)
 
 
 def plan_table(summaries: Sequence[PlanSummary]) -> Table:
@@ -76,6 +102,37 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
     return table
 
 
+def _table(title: str, columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for header, cell in columns:
+        if header in NAME_HEADERS:  # never cut a name to fit a narrow terminal
+            table.add_column(
+                header, no_wrap=True, min_width=max([len(header), *(len(cell(i)) for i in items)])
+            )
+        else:
+            table.add_column(header, justify="right")
+    for item in items:
+        table.add_row(*(stacked(cell(item)) for _, cell in columns))
+    return table
+
+
+def board_tables(board: Board) -> list[Table]:
+    """The leaderboard and the paired differences (none with fewer than two sources)."""
+    if len(board.standings) < 2:
+        return []
+    return [
+        _table("leaderboard (mean efficiency, 95 % CI)", STANDING_COLUMNS, board.standings),
+        _table("paired differences (common pairs, 95 % CI)", DIFFERENCE_COLUMNS, board.differences),
+    ]
+
+
+def board_json(board: Board) -> str:
+    """The leaderboard as one JSON document (one line), '' with fewer than two sources."""
+    if len(board.standings) < 2:
+        return ""
+    return json.dumps(board.model_dump(mode="json")) + "\n"
+
+
 def show(*tables: Table) -> None:
     """Print tables on stderr (nothing under ``--quiet``)."""
     found = console()
@@ -84,13 +141,21 @@ def show(*tables: Table) -> None:
 
 
 def flatten(row: BaseModel) -> dict[str, Any]:
-    """One CSV row: maps become ``field.key`` columns, lists ``; ``-joined text, starts JSON."""
+    """One CSV row: maps become ``field.key`` columns, lists ``; ``-joined text, starts JSON.
+
+    A map of maps (a summary's intervals) becomes ``field.key.inner`` columns.
+    """
     flat: dict[str, Any] = {}
     for name, value in row.model_dump(mode="json").items():
         if isinstance(value, dict) and name in ("requested", "starts"):
             flat[name] = json.dumps(value, separators=(",", ":"))
         elif isinstance(value, dict):
-            flat.update({f"{name}.{key}": v for key, v in value.items()})
+            # one level deeper for a map of objects (a summary's intervals: intervals.efficiency.low)
+            for key, v in value.items():
+                if isinstance(v, dict):
+                    flat.update({f"{name}.{key}.{inner}": x for inner, x in v.items()})
+                else:
+                    flat[f"{name}.{key}"] = v
         elif isinstance(value, list):
             flat[name] = "; ".join(item if isinstance(item, str) else json.dumps(item) for item in value)
         else:

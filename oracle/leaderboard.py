@@ -111,3 +111,39 @@ def differences(
             )
         )
     return compared
+
+
+class Board(BaseModel):
+    """The leaderboard of some score rows: standings by efficiency and the paired differences.
+
+    Attributes
+    ----------
+    metric
+        The per-pair value ranked (``efficiency``).
+    pair_keys
+        What makes two rows answers to the same question: workflow and machine,
+        and the prompt setting when the rows carry one.
+    standings
+        The sources, best first (:func:`standings`).
+    differences
+        Every two sources on their common pairs (:func:`differences`).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str = "efficiency"
+    pair_keys: list[str]
+    standings: list[Standing]
+    differences: list[Difference]
+
+
+def board(rows: Sequence[ScoreRow]) -> Board:
+    """The efficiency leaderboard of ``rows`` (one source per model or method).
+
+    Rows without an efficiency (no proven optimum for their pair) are left out:
+    such a pair ranks nobody.
+    """
+    keys = (*PAIR_KEYS, "setting") if any(row.setting is not None for row in rows) else PAIR_KEYS
+    values = by_pair(rows, lambda row: row.efficiency, keys)
+    ranked = standings(values)
+    return Board(pair_keys=list(keys), standings=ranked, differences=differences(values, ranked))

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from peakopt.oracle.aggregate import ScoreSummary, Stats
 from peakopt.oracle.exact import TOLERANCE
+from peakopt.oracle.intervals import Interval
+from peakopt.oracle.leaderboard import Difference, Standing
 
 #: A column: its header and how to format one summary's cell.
 Column = tuple[str, Callable[[ScoreSummary], str]]
@@ -35,6 +37,28 @@ def figure(value: float | None, digits: int = 6) -> str:
 def percent(value: float | None) -> str:
     """``12.5%`` for 0.125 (``-`` for None; never ``-0.0%``)."""
     return "-" if value is None else f"{round(100 * value, 1) + 0.0:.1f}%"
+
+
+def with_interval(value: float | None, interval: Interval | None, fmt: Callable[[float | None], str]) -> str:
+    """A mean and its 95 % interval in one cell: ``0.912 [0.880, 0.940]`` (the mean alone without one).
+
+    One format for every table (terminal, HTML, Markdown, LaTeX): the bounds
+    in the mean's own format, in brackets, because a bootstrap interval need
+    not be symmetric about the mean (a ``±`` would hide that).
+    """
+    if value is None or interval is None:
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(interval.low)}, {fmt(interval.high)}]"
+
+
+def mean_cell(field: str, fmt: Callable[[float | None], str]) -> Callable[[ScoreSummary], str]:
+    """The cell of the summary's mean ``field`` with its interval (when the summary has one)."""
+
+    def cell(s: ScoreSummary) -> str:
+        value: float | None = getattr(s, field)
+        return with_interval(value, s.intervals.get(field), fmt)
+
+    return cell
 
 
 def gap_cell(gap: float | None, safe: bool, valid: bool = True) -> str:
@@ -66,22 +90,24 @@ def summary_columns(gaps: bool = True, failed: str | None = None) -> list[Column
     Parameters
     ----------
     gaps
-        Include the gap columns (when references were given).
+        Include the efficiency (first) and gap columns (when references were given).
     failed
         The reason kind of failed runs (a campaign's ``error``): adds an
         ``errors`` column counting them (they count as invalid too).
     """
-    columns: list[Column] = [("rows", lambda s: str(s.records))]
+    # the headline first; like the gaps it needs a proven optimum, so it comes with them
+    columns: list[Column] = [("efficiency", mean_cell("efficiency", number))] if gaps else []
+    columns.append(("rows", lambda s: str(s.records)))
     if failed is not None:
         columns.append(("errors", lambda s: str(s.invalid_reasons.get(failed, 0))))
     columns += [
         ("invalid", lambda s: str(s.invalid)),
-        ("safe", lambda s: percent(s.safe_rate)),
-        ("makespan", lambda s: number(s.mean_makespan, 2)),
-        ("cva", lambda s: number(s.mean_cva)),
-        ("avoidable cva", lambda s: number(s.mean_avoidable_cva)),
-        ("strict MRU", lambda s: number(s.strict_mru)),
-        ("safe MRU", lambda s: number(s.safe_mru)),
+        ("safe", mean_cell("safe_rate", percent)),
+        ("makespan", mean_cell("mean_makespan", lambda v: number(v, 2))),
+        ("cva", mean_cell("mean_cva", number)),
+        ("avoidable cva", mean_cell("mean_avoidable_cva", number)),
+        ("strict MRU", mean_cell("strict_mru", number)),
+        ("safe MRU", mean_cell("safe_mru", number)),
     ]
     if gaps:
         columns.append(("with gap", lambda s: str(s.gap.count if s.gap else 0)))
@@ -98,7 +124,11 @@ def _unsafe(summary: ScoreSummary) -> bool:
 def _gap(header: str, name: str, field: str) -> Column:
     def cell(s: ScoreSummary) -> str:
         stats: Stats | None = getattr(s, name)
-        return "unsafe" if stats is None and _unsafe(s) else stat(stats, field)
+        if stats is None and _unsafe(s):
+            return "unsafe"
+        # the gap's mean is the one of its statistics with an interval (``intervals["gap"]``)
+        interval = s.intervals.get(name) if field == "mean" else None
+        return with_interval(None if stats is None else getattr(stats, field), interval, percent)
 
     return header, cell
 
@@ -106,3 +136,28 @@ def _gap(header: str, name: str, field: str) -> Column:
 def reasons(counts: dict[str, int]) -> str:
     """``missing 3, dependency 1``."""
     return ", ".join(f"{kind} {count}" for kind, count in counts.items())
+
+
+#: The leaderboard's and differences' columns that hold names (left-aligned); the others are numbers.
+NAME_HEADERS = ("source", "better", "worse")
+
+#: The leaderboard's columns (terminal and HTML): rank, source, pairs, mean efficiency and its interval.
+STANDING_COLUMNS: list[tuple[str, Callable[[Standing], str]]] = [
+    ("rank", lambda s: str(s.rank)),
+    ("source", lambda s: s.source),
+    ("pairs", lambda s: str(s.pairs)),
+    ("efficiency", lambda s: with_interval(s.mean, s.interval, number)),
+]
+
+#: The paired differences' columns: who leads whom, on how many common pairs, by how much.
+DIFFERENCE_COLUMNS: list[tuple[str, Callable[[Difference], str]]] = [
+    ("better", lambda d: d.better),
+    ("worse", lambda d: d.worse),
+    ("common pairs", lambda d: str(d.pairs)),
+    ("efficiency difference", lambda d: with_interval(d.mean, d.interval, signed)),
+]
+
+
+def signed(value: float | None, digits: int = 3) -> str:
+    """``+0.100`` (``-`` for None; never ``-0.000``): a difference shows its sign."""
+    return "-" if value is None else f"{round(value, digits) + 0.0:+.{digits}f}"

@@ -6,19 +6,24 @@ opens anywhere without a network.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import TypeVar
 
 from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
+from peakopt.oracle.leaderboard import Board
+from peakopt.oracle.leaderboard import board as board_of
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.charts import PROFILE_NOTE, data_uri, gap_profile, group_bars, makespan_vs_cva
-from peakopt.plots.columns import Column, summary_columns
+from peakopt.plots.columns import DIFFERENCE_COLUMNS, NAME_HEADERS, STANDING_COLUMNS, Column, summary_columns
 from peakopt.plots.schedule_plot import Drawn, figure
 from peakopt.plots.worst import pick_worst, verdict, why
+
+T = TypeVar("T")
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -85,7 +90,7 @@ def _image(fig: Figure | None, caption: str) -> str:
 def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | None) -> str:
     if all(getattr(r, key) is None for r in rows):
         return ""
-    summaries = aggregate(rows, ("source", key))
+    summaries = aggregate(rows, ("source", key), intervals=True)
     charts = _image(
         group_bars(rows, key, "efficiency"),
         f"efficiency (OPT / makespan, 0 for an unsafe or invalid answer) per {key}; {INTERVALS_NOTE}",
@@ -99,6 +104,36 @@ def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | 
         f"<h2>Per {escape(key)}</h2>"
         + summary_html(summaries, ("source", key), f"by-{key}", columns)
         + f'<div class="charts">{charts}</div>'
+    )
+
+
+def _cells_html(columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T], table_id: str) -> str:
+    head = "".join(f"<th{_key(h)}>{escape(h)}</th>" for h, _ in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td{_key(h)}>{escape(cell(item))}</td>" for h, cell in columns) + "</tr>"
+        for item in items
+    )
+    return f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _key(header: str) -> str:
+    return ' class="key"' if header in NAME_HEADERS else ""
+
+
+def leaderboard_html(ranked: Board) -> str:
+    """The "Leaderboard" section: standings and paired differences ('' with fewer than two sources)."""
+    if len(ranked.standings) < 2:
+        return ""
+    keys = " × ".join(ranked.pair_keys)
+    return (
+        '<h2 id="leaderboard">Leaderboard</h2>'
+        f'<p class="note">Sources ranked by mean efficiency (OPT / makespan; 0 for an unsafe or '
+        f"invalid answer) over the {escape(keys)} pairs with a proven optimum, a source's answers "
+        "to one pair averaged; 95 % bootstrap intervals (seeded).</p>"
+        + _cells_html(STANDING_COLUMNS, ranked.standings, "standings")
+        + f'<p class="note">Paired differences: the better minus the worse, on the {escape(keys)} '
+        "pairs both answered; an interval that excludes 0 separates the two.</p>"
+        + _cells_html(DIFFERENCE_COLUMNS, ranked.differences, "differences")
     )
 
 
@@ -132,6 +167,7 @@ def render_report(
     worst: Sequence[WorstCase] = (),
     listed: int = 3,
     columns: Sequence[Column] | None = None,
+    board: Board | None = None,
 ) -> str:
     """The whole report as one HTML document.
 
@@ -150,17 +186,21 @@ def render_report(
         worst-cases section lists, with their reasons (0: none).
     columns
         The summary tables' columns: the terminal table's, so both show the same.
+    board
+        The leaderboard, the first section when it ranks two sources or more
+        (default: :func:`~peakopt.oracle.leaderboard.board` of ``rows``).
 
     Returns
     -------
     str
         A self-contained HTML page.
     """
-    summaries = aggregate(rows, ("source",))
+    summaries = aggregate(rows, ("source",), intervals=True)
     parts = [
         f"<h1>{escape(title)}</h1>",
         f'<p class="note">{len(rows)} scored records. Gaps are to the proven optimum and '
         "cover safe schedules only.</p>",
+        leaderboard_html(board_of(rows) if board is None else board),
         "<h2>Summary</h2>",
         summary_html(summaries, ("source",), "summary", columns),
         "<h2>Distributions</h2>",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from peakopt.instances.large import LargeSpec, asap_peak, earliest_starts, large_suite, layered, rcpsp
@@ -57,6 +57,8 @@ def test_rcpsp_parameters() -> None:
 
 @settings(max_examples=25)
 @given(st.sampled_from(["layered", "rcpsp"]), st.integers(1, 60), st.integers(0, 1000))
+# found by hypothesis: a step ends at a float sum a hair after its successor starts
+@example("layered", 41, 107)
 def test_strength_bounds_match_the_oracle(kind: str, tasks: int, seed: int) -> None:
     base = LargeSpec(kind=kind, tasks=tasks, seed=seed)
     workflow = layered(base) if kind == "layered" else rcpsp(base)

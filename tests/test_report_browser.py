@@ -81,12 +81,16 @@ def test_report_in_headless_chromium(report: Path, tmp_path: Path) -> None:
             "Array.from(document.querySelectorAll('#worst ~ #failing tbody tr'))"
             ".map(r => r.cells[3].textContent)"
         )
+        # four methods: the page opens with their leaderboard, one standing each
+        sections = page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.textContent)")
+        standings = page.evaluate("document.querySelectorAll('#leaderboard ~ #standings tbody tr').length")
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert problems == []
     assert images and all(done and width > 0 and height > 0 for done, width, height in images)
     assert summary == list(METHODS)
+    assert sections[0] == "Leaderboard" and standings == len(METHODS)
     assert any(c.startswith("Gap profile: share of pairs") for c in captions)
     assert any("95 % bootstrap confidence intervals" in c for c in captions)
     assert failing and set(failing) <= {"unsafe", "invalid"}

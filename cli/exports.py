@@ -1,0 +1,104 @@
+"""Tables as Markdown or LaTeX on stdout (``--table-format md|latex``), for a paper or a README.
+
+(``--format`` is taken: on ``score`` and ``plan-score`` it names the input format, and one
+option name keeps one meaning across the commands.)
+
+An exported table is the terminal table itself, read back cell by cell (its
+rich :class:`~rich.table.Table`), so the two always have the same columns,
+headers and cell texts; only the markup differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+from rich.table import Table
+
+from peakopt.cli.tables import show
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The ``--format`` choices.
+TABLE_FORMATS = ("md", "latex")
+# LaTeX's special characters in text mode and what typesets each as itself.
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def cells(table: Table) -> tuple[list[str], list[bool], list[list[str]]]:
+    """A table's headers, which columns are right-aligned, and its rows of cell texts."""
+    headers = [str(column.header) for column in table.columns]
+    right = [column.justify == "right" for column in table.columns]
+    # a terminal cell stacks a mean over its interval: one line again here
+    columns = [[" ".join(str(cell).splitlines()) for cell in column.cells] for column in table.columns]
+    return headers, right, [list(row) for row in zip(*columns, strict=True)]
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("|", r"\|") or " "
+
+
+def markdown(table: Table) -> str:
+    """A Markdown pipe table (GitHub's and MkDocs' syntax), its title as a bold line above it."""
+    headers, right, rows = cells(table)
+    lines = [f"**{table.title}**", ""] if table.title else []
+    lines.append("| " + " | ".join(_markdown_cell(h) for h in headers) + " |")
+    lines.append("|" + "|".join("---:" if r else ":---" for r in right) + "|")
+    lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def latex_text(text: str) -> str:
+    r"""``text`` with LaTeX's special characters escaped (``5%`` is ``5\%``, ``a_b`` is ``a\_b``)."""
+    return "".join(_LATEX.get(char, char) for char in text)
+
+
+def latex(table: Table) -> str:
+    """A LaTeX ``tabular`` (booktabs rules), its title as a comment line above it."""
+    headers, right, rows = cells(table)
+    lines = [f"% {latex_text(str(table.title))}"] if table.title else []
+    lines.append("\\begin{tabular}{" + "".join("r" if r else "l" for r in right) + "}")
+    lines.append("\\toprule")
+    lines.append(" & ".join(latex_text(h) for h in headers) + " \\\\")
+    lines.append("\\midrule")
+    lines += [" & ".join(latex_text(c) for c in row) + " \\\\" for row in rows]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def format_option(func: F) -> F:
+    """``--table-format md|latex``: print the tables on stdout in that markup instead of on stderr."""
+    return click.option(
+        "--table-format",
+        "table_format",
+        type=click.Choice(TABLE_FORMATS),
+        help="Print the tables on stdout as Markdown (md) or a LaTeX tabular (latex), "
+        "the terminal table's columns, instead of on stderr.",
+    )(func)
+
+
+def check_export(table_format: str | None, as_json: bool, as_csv: bool) -> None:
+    """A usage error for ``--table-format`` with ``--json`` or ``--csv``: both would print on stdout."""
+    if table_format and (as_json or as_csv):
+        raise click.UsageError("--table-format and --json/--csv are exclusive (each prints on stdout)")
+
+
+def show_tables(table_format: str | None, tables: Sequence[Table]) -> None:
+    """The tables on stdout in ``table_format`` (blank-line separated), or on stderr without one."""
+    if table_format is None:
+        show(*tables)
+        return
+    render = markdown if table_format == "md" else latex
+    click.echo("\n".join(render(table) for table in tables), nl=False)
