@@ -41,8 +41,11 @@ def is_eval_log(path: str | Path) -> bool:
     return Path(path).suffix.lower() == SUFFIX
 
 
-def _samples(path: str | Path) -> tuple[str, list[EvalSample]]:
-    """The evaluated model's name and the samples of the log at ``path``.
+def _samples(path: str | Path) -> tuple[str, list[EvalSample], str | None]:
+    """The evaluated model's name, the samples of the log at ``path``, and why its run failed.
+
+    The last is None unless the evaluation ended in error (a failed run keeps
+    the samples it finished).
 
     Raises
     ------
@@ -61,7 +64,11 @@ def _samples(path: str | Path) -> tuple[str, list[EvalSample]]:
         raise InputError(path, "", f"is not a readable Inspect log ({type(exc).__name__}: {exc})") from None
     if not log.samples:
         raise InputError(path, "", f"the log holds no samples (status {log.status})")
-    return log.eval.model, list(log.samples)
+    failure = None
+    if log.status == "error":
+        message = log.error.message if log.error else "no message"
+        failure = f"the evaluation failed ({message.splitlines()[0][:200]})"
+    return log.eval.model, list(log.samples), failure
 
 
 def _record(sample: EvalSample, model: str) -> dict[str, Any]:
@@ -88,7 +95,7 @@ def log_records(path: str | Path) -> list[Record]:
     InputError
         When inspect-ai is not installed, or the file is not a readable log.
     """
-    model, samples = _samples(path)
+    model, samples, _ = _samples(path)
     records = []
     for number, sample in enumerate(samples, start=1):
         error = None
@@ -115,11 +122,13 @@ def log_score_rows(path: str | Path) -> list[ScoreRow]:
         When the log cannot be read, holds no such scores (a planning log, an
         unscored one), or a row is damaged.
     """
-    _, samples = _samples(path)
+    _, samples, failure = _samples(path)
     found = list(_rows(samples, ROW_KEY))
     if not found:
         if any(True for _ in _rows(samples, PLAN_ROW_KEY)):
             raise InputError(path, "", "is a planning log (peakopt/plan), not a scheduling one")
+        if failure:
+            raise InputError(path, "", f"holds no scores: {failure}")
         rule = "holds no peakopt/schedule scores; score its answers with peakopt score SUITE --schedules LOG"
         raise InputError(path, "", rule)
     rows = []

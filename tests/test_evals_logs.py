@@ -6,12 +6,13 @@ import json
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from evals_helpers import ANSWERS, run_cli, write_suite
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import get_model
+from inspect_ai.model import ModelOutput, get_model
 from test_evals_schedule import canned
 
 from peakopt.evals.logs import log_records
@@ -138,3 +139,25 @@ def test_the_command_line_starts_without_inspect_ai() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _failing() -> Iterator[ModelOutput]:
+    raise RuntimeError("the provider is down")
+    yield  # a generator: mockllm asks it for each answer
+
+
+def test_a_failed_evaluation_says_why_it_holds_no_scores(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite.json", ("serial",))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PEAKOPT_CACHE", str(tmp_path / "cache"))
+        (log,) = inspect_eval(
+            schedule(suite=str(suite)),
+            model=get_model("mockllm/model", custom_outputs=_failing()),
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.status == "error"
+    code, _, err = run_cli("report", str(log.location))
+    assert code == 1
+    assert err.startswith("Error: ") and "the evaluation failed" in err and "the provider is down" in err
+    assert len(err.splitlines()) == 1
