@@ -1,9 +1,10 @@
 """The per-sample figures the Inspect scorers report, read off the oracle's rows.
 
 Inspect's metrics (mean, stderr) see one number per sample and key, and leave
-a NaN out (a sample "unscored" for that key). The numbers are chosen so that
-each key's mean is the aggregate ``peakopt score`` prints over the same rows
-(:mod:`peakopt.oracle.aggregate`):
+a NaN out (a sample "unscored" for that key). The numbers are each row's values
+in the aggregates' means (:func:`peakopt.oracle.aggregate.row_values`, None as
+NaN), so each key's mean is the aggregate ``peakopt score`` prints over the
+same rows:
 
 - ``valid`` and ``safe`` are 1 or 0 (their means are the valid and safe rates);
 - ``makespan``, ``cva`` and ``avoidable_cva`` are NaN for an invalid answer
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+from peakopt.oracle.aggregate import row_values
 from peakopt.oracle.rows import PlanRow, ScoreRow
 
 #: The scheduling task's score keys, headline first.
@@ -54,20 +56,24 @@ def _number(value: float | bool | None) -> float:
     return math.nan if value is None else float(value)
 
 
+#: Each scheduling key but ``valid``: the mean of the aggregates it equals.
+_MEAN_OF = {
+    "efficiency": "efficiency",
+    "safe": "safe_rate",
+    "makespan": "mean_makespan",
+    "cva": "mean_cva",
+    "avoidable_cva": "mean_avoidable_cva",
+    "strict_mru": "strict_mru",
+    "safe_mru": "safe_mru",
+    "gap": "gap",
+}
+
+
 def schedule_values(row: ScoreRow) -> dict[str, float]:
-    """The scheduling figures of one scored answer (see the module doc)."""
-    valid, safe = row.valid, row.safe
-    return {
-        "efficiency": _number(row.efficiency),
-        "valid": float(valid),
-        "safe": float(safe),
-        "makespan": _number(row.makespan) if valid else math.nan,
-        "cva": _number(row.cva) if valid else math.nan,
-        "avoidable_cva": _number(row.avoidable_cva) if valid else math.nan,
-        "strict_mru": _number(row.strict_mru) if valid else 0.0,
-        "safe_mru": _number(row.safe_mru) if safe else 0.0,
-        "gap": _number(row.gap) if safe else math.nan,
-    }
+    """The scheduling figures of one scored answer: the row's values in the aggregates' means."""
+    counted = row_values(row)
+    found = {key: _number(counted[mean]) for key, mean in _MEAN_OF.items()}
+    return {key: float(row.valid) if key == "valid" else found[key] for key in SCHEDULE_KEYS}
 
 
 def plan_values(row: PlanRow) -> dict[str, float]:

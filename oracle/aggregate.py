@@ -155,25 +155,36 @@ class ScoreSummary(BaseModel):
     intervals: dict[str, Interval] = Field(default_factory=dict)
 
 
-def samples(rows: Sequence[ScoreRow]) -> dict[str, list[float | None]]:
-    """The per-row values each mean of :class:`ScoreSummary` is the mean of (None: left out).
+def row_values(row: ScoreRow) -> dict[str, float | None]:
+    """One row's value in each mean of :class:`ScoreSummary`, by field (None: not in that mean).
 
-    One definition for the means and their intervals: an MRU that a row did
-    not earn (invalid for the strict MRU, unsafe for the safe MRU) is 0, an
-    undefined one (makespan 0) None; makespans and cva are over valid rows,
-    the gap over safe ones.
+    The one definition of what a row counts for: an MRU that a row did not
+    earn (invalid for the strict MRU, unsafe for the safe MRU) is 0, an
+    undefined one (makespan 0) None; makespans and cva count for valid rows,
+    the gap for safe ones. The Inspect scorer reports the same values.
     """
-    valid = [r for r in rows if r.valid]
+    valid = row.valid
+    safe = valid and row.safe
     return {
-        "efficiency": [r.efficiency for r in rows],
-        "safe_rate": [float(r.valid and r.safe) for r in rows],
-        "mean_makespan": [r.makespan for r in valid],
-        "mean_cva": [r.cva for r in valid],
-        "mean_avoidable_cva": [r.avoidable_cva for r in valid],
-        "strict_mru": [r.strict_mru if r.valid else 0.0 for r in rows],
-        "safe_mru": [r.safe_mru if r.valid and r.safe else 0.0 for r in rows],
-        "gap": [r.gap for r in valid if r.safe],
+        "efficiency": row.efficiency,
+        "safe_rate": float(safe),
+        "mean_makespan": row.makespan if valid else None,
+        "mean_cva": row.cva if valid else None,
+        "mean_avoidable_cva": row.avoidable_cva if valid else None,
+        "strict_mru": row.strict_mru if valid else 0.0,
+        "safe_mru": row.safe_mru if safe else 0.0,
+        "gap": row.gap if safe else None,
     }
+
+
+#: The means of :class:`ScoreSummary` that :func:`row_values` defines.
+MEANS = tuple(row_values(ScoreRow(valid=False)))
+
+
+def samples(rows: Sequence[ScoreRow]) -> dict[str, list[float | None]]:
+    """The per-row values each mean of :class:`ScoreSummary` is the mean of (see :func:`row_values`)."""
+    per_row = [row_values(row) for row in rows]
+    return {key: [values[key] for values in per_row] for key in MEANS}
 
 
 def summarise(
