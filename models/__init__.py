@@ -2,11 +2,12 @@
 
 from peakopt.models.errors import PeakoptError
 from peakopt.models.identity import content_hash
-from peakopt.models.schedule import Schedule, SolveResult, Status
+from peakopt.models.schedule import Edge, Schedule, SolveResult, Status
 from peakopt.models.task import Segment, Task
 from peakopt.models.workflow import Machine, Suite, Workflow
 
 __all__ = [
+    "Edge",
     "Machine",
     "PeakoptError",
     "Schedule",

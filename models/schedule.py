@@ -11,6 +11,9 @@ from peakopt.models.task import FROZEN
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Status = Literal["optimal", "feasible", "infeasible", "unknown", "error"]
 
+#: ``(a, b)``: step ``b`` starts only after step ``a`` ends.
+Edge = tuple[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]]
+
 
 class Schedule(BaseModel):
     """Start times of a workflow's tasks on a machine.
@@ -28,6 +31,11 @@ class Schedule(BaseModel):
         Task id -> start time in seconds.
     source
         Who produced it: a model name, a heuristic name.
+    edges
+        Resource-flow edges ``(a, b)``: ``b`` starts only after ``a`` ends, on top of the
+        workflow's dependencies. With them a schedule is a partial-order schedule (the
+        ``pos`` execution policy runs it; ``solve --robust`` writes them); a plain
+        timetable has none.
     meta
         Anything else.
     """
@@ -38,6 +46,7 @@ class Schedule(BaseModel):
     machine: str | None = None
     starts: dict[str, FiniteFloat]
     source: str | None = None
+    edges: tuple[Edge, ...] = ()
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -81,6 +90,8 @@ class SolveResult(BaseModel):
         :func:`~peakopt.models.content_hash` of the workflow and of the machine
         solved, so that a reference is never used for other content under the
         same id or name (None in files written before they existed).
+    edges
+        The resource-flow edges of a robust reference (see :class:`Schedule`); none otherwise.
     """
 
     model_config = FROZEN
@@ -100,10 +111,17 @@ class SolveResult(BaseModel):
     message: str | None = None
     workflow_hash: str | None = None
     machine_hash: str | None = None
+    edges: tuple[Edge, ...] = ()
 
     @property
     def schedule(self) -> Schedule | None:
         """The best schedule found, as a :class:`Schedule`."""
         if self.starts is None:
             return None
-        return Schedule(workflow=self.workflow, machine=self.machine, starts=self.starts, source=self.solver)
+        return Schedule(
+            workflow=self.workflow,
+            machine=self.machine,
+            starts=self.starts,
+            source=self.solver,
+            edges=self.edges,
+        )

@@ -31,10 +31,8 @@ from collections.abc import Collection, Iterable
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
-from peakopt.models import Workflow
+from peakopt.models import Edge, Workflow
 from peakopt.oracle.structure import Structure
-
-Edge = tuple[str, str]
 
 
 class PRF(BaseModel):
