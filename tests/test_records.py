@@ -58,6 +58,7 @@ def test_reference_round_trip(tmp_path: Path) -> None:
         "message",
         "workflow_hash",
         "machine_hash",
+        "edges",
     }
     assert read_references(path)[0] == RESULT
     assert read_references(path)[1].status == "feasible"
