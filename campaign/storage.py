@@ -65,6 +65,15 @@ _STATEMENTS = (
     PRIMARY KEY (instance, machine, method, params))""",
 )
 
+#: Tables added after schema 2 without changing what a store of schema 2 is: created where
+#: missing when a store is opened for writing, checked where present, dropped by ``fresh``.
+#: ``bounds``: the perfect-information bound per realised scenario (:mod:`peakopt.campaign.hindsight`).
+_OPTIONAL = (
+    """CREATE TABLE bounds (
+    key TEXT PRIMARY KEY, status TEXT NOT NULL, makespan REAL, lower_bound REAL NOT NULL,
+    source TEXT NOT NULL, time_limit REAL NOT NULL, seconds REAL NOT NULL, starts TEXT NOT NULL)""",
+)
+
 
 def _tables(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
     """The database's tables and their columns, in order."""
@@ -76,9 +85,9 @@ def _tables(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
     }
 
 
-def _expected() -> dict[str, tuple[str, ...]]:
+def _expected(statements: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     db = sqlite3.connect(":memory:")
-    for statement in _STATEMENTS:
+    for statement in statements:
         db.execute(statement)
     found = _tables(db)
     db.close()
@@ -86,7 +95,10 @@ def _expected() -> dict[str, tuple[str, ...]]:
 
 
 #: Columns of every table of the current schema.
-COLUMNS = _expected()
+COLUMNS = _expected(_STATEMENTS)
+
+#: Columns of the optional tables (see ``_OPTIONAL``).
+OPTIONAL_COLUMNS = _expected(_OPTIONAL)
 
 #: Schema 1 was schema 2 without the results' ``code`` column.
 _SCHEMA_1 = {**COLUMNS, "results": tuple(c for c in COLUMNS["results"] if c != "code")}
@@ -140,6 +152,7 @@ def identify(db: sqlite3.Connection, path: str | Path) -> str | None:
                 f"(schema {SCHEMA_VERSION}): upgrade peakopt to use it",
             )
         wrong = [t for t in COLUMNS if tables.get(t) != COLUMNS[t]]
+        wrong += [t for t, columns in OPTIONAL_COLUMNS.items() if tables.get(t, columns) != columns]
         if wrong:
             raise not_a_store(path, f"its meta table says so, but table {wrong[0]!r} is not peakopt's")
         return schema
@@ -244,13 +257,15 @@ def connect_read_write(path: str | Path, *, fresh: bool = False) -> sqlite3.Conn
             schema = read_schema(db, source)
             _check(source, schema, fresh)
             if schema is None or fresh:
-                for table in COLUMNS if schema is not None else ():
+                for table in [*COLUMNS, *OPTIONAL_COLUMNS] if schema is not None else ():
                     db.execute(f"DROP TABLE IF EXISTS {table}")
                 for statement in _STATEMENTS:
                     db.execute(statement)
                 db.executemany(
                     "INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("schema", SCHEMA_VERSION)]
                 )
+            for statement in _OPTIONAL:
+                db.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
         # WAL: readers never wait for the campaign; NORMAL: a killed process loses no commit
         with _errors(source):
             db.execute("PRAGMA journal_mode=WAL")

@@ -13,7 +13,9 @@ Tables:
   of the code that made it (``code``: the method's and the oracle's), the oracle's
   :class:`~peakopt.oracle.rows.ScoreRow` as JSON in ``row``, its main figures
   as columns for SQL, the reference's status, makespan and lower bound, the
-  wall time and, for a method that failed, the error.
+  wall time and, for a method that failed, the error;
+- ``bounds``: the perfect-information bound of each realised scenario by its key (see
+  :mod:`peakopt.campaign.hindsight`), reused by every later run, policy and method.
 
 Results are written in transactions as they arrive: a run killed at any
 moment loses at most the work in flight, and a rerun skips every key present
@@ -31,6 +33,7 @@ from typing import Any
 
 from peakopt.campaign.storage import (
     COLUMNS,
+    OPTIONAL_COLUMNS,
     SCHEMA_VERSION,
     connect_read_only,
     connect_read_write,
@@ -257,6 +260,25 @@ class Store:
             for row, workflow, machine, ref in found
         ]
 
+    def read_bounds(self, keys: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        """The ``bounds`` rows of these keys present, by key (the other columns, in table order)."""
+        if "bounds" not in {n for (n,) in self.db.execute("SELECT name FROM sqlite_master")}:
+            return {}  # a store read-only that no run with --noise has written to
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, tuple[Any, ...]] = {}
+        for i in range(0, len(wanted), _BATCH):
+            part = wanted[i : i + _BATCH]
+            marks = ", ".join("?" * len(part))
+            for key, *rest in self.db.execute(f"SELECT * FROM bounds WHERE key IN ({marks})", part):
+                found[key] = tuple(rest)
+        return found
+
+    def write_bounds(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """``bounds`` rows (key first, then the other columns in table order), in one transaction."""
+        marks = ", ".join("?" * len(OPTIONAL_COLUMNS["bounds"]))
+        with transaction(self.db, self.path):
+            self.db.executemany(f"INSERT OR REPLACE INTO bounds VALUES ({marks})", rows)
+
     def methods(self) -> list[str]:
         """Methods present, in order of first appearance."""
         return [
@@ -267,6 +289,10 @@ class Store:
         """Result rows present."""
         (n,) = self.db.execute("SELECT COUNT(*) FROM results").fetchone()
         return int(n)
+
+
+#: Keys per ``IN (...)`` query: below SQLite's limit on host parameters.
+_BATCH = 500
 
 
 def _text(value: Any) -> str | None:
