@@ -31,12 +31,12 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Store
-from peakopt.models import Machine, PeakoptError, Schedule, Workflow
+from peakopt.models import Machine, PeakoptError, Schedule, Workflow, content_hash
 from peakopt.solver import solve
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import greedy_cliques
@@ -250,13 +250,64 @@ class StoreBounds(BoundCache):
         self.store.write_bounds([b.row(k) for k, b in found.items() if b.status != "error"])
 
 
+class Realisations(Protocol):
+    """Realised workflows by sample number: :class:`peakopt.oracle.scenarios.Scenarios` is one."""
+
+    def workflow(self, k: int) -> Workflow:
+        """The realised workflow of sample ``k`` (plain durations and demands)."""
+        ...
+
+
+class Sampled(Realisations, Protocol):
+    """Scenarios with their realised numbers (:class:`peakopt.oracle.scenarios.Scenarios`)."""
+
+    lengths: Sequence[Sequence[float]]
+    scales: Sequence[Sequence[float]]
+
+    def __len__(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """One realised workflow, as a source of realisations (every sample is it)."""
+
+    realised: Workflow
+
+    def workflow(self, k: int) -> Workflow:
+        """The workflow, whatever ``k``."""
+        return self.realised
+
+
 @dataclass(frozen=True)
 class Job:
-    """One realised scenario to bound: its key and the realised instance."""
+    """One realised scenario to bound: its key, its machine, and where its workflow comes from.
+
+    The realised workflow is built in the worker that bounds it (``scenarios.workflow(index)``),
+    not in the parent: building 90,000 of them would be the parent's own bottleneck.
+    """
 
     key: str
-    workflow: Workflow
     machine: Machine
+    scenarios: Realisations
+    index: int = 0
+
+    @classmethod
+    def of(cls, key: str, workflow: Workflow, machine: Machine) -> Job:
+        """A job of one realised workflow."""
+        return cls(key, machine, Fixed(workflow))
+
+    def workflow(self) -> Workflow:
+        """The realised workflow."""
+        return self.scenarios.workflow(self.index)
+
+
+def scenario_jobs(workflow: Workflow, machine: Machine, scenarios: Sampled) -> list[Job]:
+    """One job per sample of ``scenarios`` (of the nominal ``workflow``) on ``machine``, keyed by content."""
+    nominal, box = content_hash(workflow), content_hash(machine)
+    return [
+        Job(scenario_key(nominal, box, scenarios.lengths[k], scenarios.scales[k]), machine, scenarios, k)
+        for k in range(len(scenarios))
+    ]
 
 
 @dataclass(frozen=True)
@@ -279,7 +330,7 @@ class Chunk:
 def run_chunk(chunk: Chunk) -> dict[str, Bound]:
     """In a worker: every job's bound."""
     return {
-        job.key: bound_one(job.workflow, job.machine, time_limit=chunk.time_limit, seed=chunk.seed)
+        job.key: bound_one(job.workflow(), job.machine, time_limit=chunk.time_limit, seed=chunk.seed)
         for job in chunk.jobs
     }
 

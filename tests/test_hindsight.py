@@ -116,10 +116,10 @@ def test_the_key_is_the_realised_content() -> None:
 
 def jobs() -> list[Job]:
     return [
-        Job("chain", CHAIN, MACHINE),
-        Job("pair", PAIR, MACHINE),
-        Job("triple", TRIPLE, FIVE),
-        Job("chain", CHAIN, MACHINE),  # the same scenario twice: solved once
+        Job.of("chain", CHAIN, MACHINE),
+        Job.of("pair", PAIR, MACHINE),
+        Job.of("triple", TRIPLE, FIVE),
+        Job.of("chain", CHAIN, MACHINE),  # the same scenario twice: solved once
     ]
 
 
@@ -142,7 +142,7 @@ def test_a_cache_hit_solves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_longer_search_solves_an_unproven_bound_again() -> None:
     cache = MemoryCache()
     cache.put({"triple": Bound("feasible", 5.0, 3.0, "cpsat", 0.01, 0.0, (0.0, 3.0, 3.0))})
-    found = perfect_information([Job("triple", TRIPLE, FIVE)], cache, time_limit=1.0)
+    found = perfect_information([Job.of("triple", TRIPLE, FIVE)], cache, time_limit=1.0)
     assert found.cached == 0
     assert found.by_key["triple"].status == "optimal"
     assert cache.get(["triple"])["triple"].makespan == pytest.approx(4.0)
@@ -213,3 +213,34 @@ def test_the_pools_give_the_same_bounds_as_one_process(tmp_path: Path) -> None:
         k: b.makespan for k, b in alone.by_key.items()
     }
     assert pooled.solved == alone.solved
+
+
+class StandIn:
+    """A stand-in for :class:`peakopt.oracle.scenarios.Scenarios`: realised lengths of constant tasks."""
+
+    def __init__(self, workflow: Workflow, lengths: list[list[float]]) -> None:
+        self.nominal = workflow
+        self.lengths = lengths
+        self.scales = [[1.0] * len(workflow.tasks) for _ in lengths]
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def workflow(self, k: int) -> Workflow:
+        tasks = [
+            t.model_copy(update={"duration": d})
+            for t, d in zip(self.nominal.tasks, self.lengths[k], strict=True)
+        ]
+        return self.nominal.model_copy(update={"tasks": tasks})
+
+
+def test_scenario_jobs_key_each_sample_by_its_content() -> None:
+    samples = StandIn(PAIR, [[1, 1, 1], [2, 1, 1], [1, 1, 1]])
+    found = hindsight.scenario_jobs(PAIR, MACHINE, samples)
+    assert [j.index for j in found] == [0, 1, 2]
+    assert found[0].key == found[2].key != found[1].key
+    bounds = perfect_information(found, MemoryCache())
+    assert sum(bounds.solved.values()) == 2  # equal samples are solved once
+    assert [bounds.by_key[j.key].makespan for j in found] == [2.0, 3.0, 2.0]
+    for job in found:
+        assert_accepted(bounds.by_key[job.key], job.workflow(), MACHINE)
