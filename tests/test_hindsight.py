@@ -231,7 +231,7 @@ class StandIn:
             t.model_copy(update={"duration": d})
             for t, d in zip(self.nominal.tasks, self.lengths[k], strict=True)
         ]
-        return self.nominal.model_copy(update={"tasks": tasks})
+        return self.nominal.model_copy(update={"tasks": tuple(tasks)})
 
 
 def test_scenario_jobs_key_each_sample_by_its_content() -> None:
