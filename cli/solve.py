@@ -21,7 +21,7 @@ from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wro
 from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
-from peakopt.models import PeakoptError, SolveResult, content_hash
+from peakopt.models import PeakoptError, SolveResult, nominal_hash
 from peakopt.solver import BACKENDS
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
@@ -213,7 +213,7 @@ def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
     if record is None:
         return False
     return all(
-        given is None or given == content_hash(model)
+        given is None or given == nominal_hash(model)
         for given, model in ((record.workflow_hash, job.workflow), (record.machine_hash, job.machine))
     )
 
