@@ -14,8 +14,8 @@ each is bounded in layers, the cheapest first (:func:`bound_one`):
    instance it does not prove keeps its bound and status ``feasible``, and its gap is then
    reported against the lower bound (an upper bound on the true gap, as ``gap_vs_lb``).
 
-Bounds are cached by :func:`scenario_key` (the content of the realised instance: the content
-hashes of the nominal workflow and machine, and the realised lengths and demand multipliers)
+Bounds are cached by :func:`scenario_key` (the content of the realised instance: the nominal
+content hashes of the workflow and the machine, and the realised lengths and demand multipliers)
 in a :class:`BoundCache` — the ``bounds`` table of a results store (:class:`StoreBounds`), or
 memory — so that a second run, and every other policy or method judged on the same scenarios
 (common random numbers), reuses them. :func:`perfect_information` runs the missing ones on
@@ -36,7 +36,7 @@ from typing import Literal, Protocol
 from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Store
-from peakopt.models import Machine, PeakoptError, Schedule, Workflow, content_hash
+from peakopt.models import Machine, PeakoptError, Schedule, Workflow, content_hash, nominal_hash
 from peakopt.solver import solve
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import greedy_cliques
@@ -303,7 +303,8 @@ class Job:
 
 def scenario_jobs(workflow: Workflow, machine: Machine, scenarios: Sampled) -> list[Job]:
     """One job per sample of ``scenarios`` (of the nominal ``workflow``) on ``machine``, keyed by content."""
-    nominal, box = content_hash(workflow), content_hash(machine)
+    # the realised workflow drops the nominal one's ``varies``: its nominal content names it
+    nominal, box = nominal_hash(workflow), content_hash(machine)
     return [
         Job(scenario_key(nominal, box, scenarios.lengths[k], scenarios.scales[k]), machine, scenarios, k)
         for k in range(len(scenarios))

@@ -23,6 +23,7 @@ from peakopt.campaign.hindsight import (
 from peakopt.campaign.store import Store
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle import evaluate
+from peakopt.oracle.scenarios import Noise, draw
 from peakopt.solver import solve
 
 MACHINE = Machine(name="m", capacity={"cpu": 4})
@@ -215,32 +216,18 @@ def test_the_pools_give_the_same_bounds_as_one_process(tmp_path: Path) -> None:
     assert pooled.solved == alone.solved
 
 
-class StandIn:
-    """A stand-in for :class:`peakopt.oracle.scenarios.Scenarios`: realised lengths of constant tasks."""
-
-    def __init__(self, workflow: Workflow, lengths: list[list[float]]) -> None:
-        self.nominal = workflow
-        self.lengths = lengths
-        self.scales = [[1.0] * len(workflow.tasks) for _ in lengths]
-
-    def __len__(self) -> int:
-        return len(self.lengths)
-
-    def workflow(self, k: int) -> Workflow:
-        tasks = [
-            t.model_copy(update={"duration": d})
-            for t, d in zip(self.nominal.tasks, self.lengths[k], strict=True)
-        ]
-        return self.nominal.model_copy(update={"tasks": tuple(tasks)})
-
-
 def test_scenario_jobs_key_each_sample_by_its_content() -> None:
-    samples = StandIn(PAIR, [[1, 1, 1], [2, 1, 1], [1, 1, 1]])
-    found = hindsight.scenario_jobs(PAIR, MACHINE, samples)
-    assert [j.index for j in found] == [0, 1, 2]
-    assert found[0].key == found[2].key != found[1].key
-    bounds = perfect_information(found, MemoryCache())
-    assert sum(bounds.solved.values()) == 2  # equal samples are solved once
-    assert [bounds.by_key[j.key].makespan for j in found] == [2.0, 3.0, 2.0]
+    still = hindsight.scenario_jobs(PAIR, MACHINE, draw(PAIR, 5, seed=1, noise=Noise()))
+    assert len({j.key for j in still}) == 1  # no noise: five copies of the nominal workflow
+    found = hindsight.scenario_jobs(PAIR, MACHINE, draw(PAIR, 5, seed=1, noise=Noise(0.25)))
+    assert [j.index for j in found] == list(range(5))
+    assert len({j.key for j in found}) == 5
+    again = hindsight.scenario_jobs(PAIR, MACHINE, draw(PAIR, 8, seed=1, noise=Noise(0.25)))
+    assert [j.key for j in again[:5]] == [j.key for j in found]  # common random numbers
+    other = hindsight.scenario_jobs(PAIR, FIVE, draw(PAIR, 5, seed=1, noise=Noise(0.25)))
+    assert not {j.key for j in other} & {j.key for j in found}
+    bounds = perfect_information([*still, *found], MemoryCache())
+    assert sum(bounds.solved.values()) == 6  # the five still ones are solved once
+    assert bounds.by_key[still[0].key].makespan == pytest.approx(2.0)
     for job in found:
         assert_accepted(bounds.by_key[job.key], job.workflow(), MACHINE)
