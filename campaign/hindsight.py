@@ -29,7 +29,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -261,10 +261,19 @@ class Realisations(Protocol):
 class Sampled(Realisations, Protocol):
     """Scenarios with their realised numbers (:class:`peakopt.oracle.scenarios.Scenarios`)."""
 
-    lengths: Sequence[Sequence[float]]
-    scales: Sequence[Sequence[float]]
+    @property
+    def lengths(self) -> Sequence[Sequence[float]]:
+        """Per sample, each task's realised run time."""
+        ...
 
-    def __len__(self) -> int: ...
+    @property
+    def scales(self) -> Sequence[Sequence[float]]:
+        """Per sample, each task's demand multiplier."""
+        ...
+
+    def __len__(self) -> int:
+        """The number of samples."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -380,6 +389,7 @@ def perfect_information(
     time_limit: float = 1.0,
     seed: int = 0,
     chunk: int = 64,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Bounds:
     """The bound of every job's scenario: from the cache, else solved (in parallel) and cached.
 
@@ -398,6 +408,8 @@ def perfect_information(
         Seed of the heuristics and the solver.
     chunk
         Scenarios per task on the executor.
+    progress
+        Called with (scenarios a chunk bounded, scenarios to bound in all) as each chunk arrives.
 
     Returns
     -------
@@ -415,6 +427,8 @@ def perfect_information(
         cache.put(bounds)
         found.by_key.update(bounds)
         found.solved.update(b.source for b in bounds.values())
+        if progress is not None:
+            progress(len(bounds), len(todo))
 
     if executor is None:
         for part in chunks:

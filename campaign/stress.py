@@ -18,21 +18,34 @@ import functools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from peakopt.campaign.executors import Executor, solve_deadline
+from peakopt.campaign.hindsight import Bound
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.references import References, StoreReferences
 from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Result, ResultKey, Store, content_hash, params_text
-from peakopt.models import Machine, SolveResult, Workflow
+from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
+from peakopt.oracle.scenarios import Noise, Scenarios
 from peakopt.oracle.scoring import tier, with_efficiency
+from peakopt.oracle.simulate import Execution
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
 from peakopt.solver.solve import solve
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"
+
+#: The row of the proven optimum executed by ``--execute`` (a campaign under noise).
+OPTIMUM = "optimum"
+#: The row of the robust reference (``solve --robust``) executed as a partial-order schedule.
+ROBUST = "robust"
+#: Rows a campaign under noise adds beside its methods: the references, executed.
+REFERENCE_ROWS = (OPTIMUM, ROBUST)
+#: The execution of a method judged through its online form (no ``--execute``).
+ONLINE = "online"
 
 
 @dataclass(frozen=True)
@@ -49,17 +62,53 @@ class Settings:
         Seed of the solver and of seeded methods (part of every row's key).
     method_limit
         Seconds one method may take on one instance before it is stopped.
+    noise
+        Judge every method under noise (``peakopt stress --noise``); None: deterministically.
     """
 
     time_limit: float = 10.0
     workers: int = 1
     seed: int = 0
     method_limit: float = 60.0
+    noise: NoiseRun | None = None
 
     @property
     def params(self) -> str:
-        """The params part of the rows' keys."""
-        return params_text({"seed": self.seed})
+        """The params part of the rows' keys (the noise settings too, under noise)."""
+        extra = {} if self.noise is None else self.noise.params
+        return params_text({"seed": self.seed, **extra})
+
+
+@dataclass(frozen=True)
+class NoiseRun:
+    """How ``peakopt stress --noise`` judges methods (see :mod:`peakopt.campaign.stress_noise`).
+
+    Parameters
+    ----------
+    noise
+        PeakBench's uniform perturbation of durations (and demands) for every task.
+    samples
+        Scenarios per workflow, the same for every method and machine (common random numbers).
+    execute
+        The execution policy applied to each method's nominal plan; None: each method's online form.
+    bound_limit
+        Seconds of CP-SAT search per scenario for its perfect-information bound.
+    """
+
+    noise: Noise
+    samples: int = 100
+    execute: Execution | None = None
+    bound_limit: float = 1.0
+
+    @property
+    def params(self) -> dict[str, object]:
+        """What the rows' keys hold of these settings (the CP-SAT limit of the bounds is not one)."""
+        return {
+            "noise": self.noise.duration,
+            "noise_demand": self.noise.demand,
+            "samples": self.samples,
+            "execute": self.execute or ONLINE,
+        }
 
 
 @dataclass(frozen=True)
@@ -75,6 +124,8 @@ class Item:
     reference: SolveResult | None = None
     stored: bool = False
     codes: tuple[str, ...] = ()
+    scenarios: Scenarios | None = None
+    bounds: tuple[Bound, ...] = ()
 
     def code(self, method: str) -> str:
         """The code identity of ``method``'s row, as the parent saw it in the backlog ("" if none)."""
@@ -89,9 +140,15 @@ class Item:
         return [self.only(method) for method in self.methods]
 
     def deadline(self) -> float:
-        """Hard limit in seconds: the solve's (when it is to be solved) and every method's limit."""
+        """Hard limit in seconds: the solve's (when it is to be solved) and every method's limit.
+
+        Under noise a method runs once per scenario, and the robust reference is solved too.
+        """
         solve_time = 0.0 if self.reference is not None else solve_deadline(self.settings.time_limit)
-        return solve_time + len(self.methods) * self.settings.method_limit
+        runs = 1 if self.settings.noise is None else self.settings.noise.samples
+        if ROBUST in self.methods:
+            solve_time += solve_deadline(self.settings.time_limit)
+        return solve_time + len(self.methods) * self.settings.method_limit * runs
 
 
 @dataclass(frozen=True)
@@ -125,8 +182,11 @@ def row_code(method: str) -> str:
     """The identity of the code behind a row of ``method``: the method's, then the oracle's.
 
     The oracle's sources count too: a row holds the oracle's verdict, which another
-    version of the oracle may give differently.
+    version of the oracle may give differently. The reference rows of a campaign under
+    noise (:data:`REFERENCE_ROWS`) are the solver's.
     """
+    if method in REFERENCE_ROWS:
+        return f"peakopt.solver:{package_code('peakopt.solver')} oracle:{package_code('peakopt.oracle')}"
     return f"{_method(method).code} oracle:{package_code('peakopt.oracle')}"
 
 
@@ -142,21 +202,38 @@ def solve_reference(item: Item) -> SolveResult:
     )
 
 
+def method_schedule(item: Item, method: str) -> Schedule:
+    """``method``'s schedule of the item's (nominal) workflow, within the method's soft limit."""
+    with time_limit(item.settings.method_limit):
+        return _method(method).schedule(item.workflow, item.machine, seed=item.settings.seed)
+
+
 def run_method(item: Item, method: str, reference: SolveResult | None) -> Result:
     """Run one method on the item and score its schedule; a failure becomes an error row."""
     began = time.perf_counter()
-    workflow, machine = item.workflow, item.machine
     try:
-        with time_limit(item.settings.method_limit):
-            schedule = _method(method).schedule(workflow, machine, seed=item.settings.seed)
+        schedule = method_schedule(item, method)
     except Exception as exc:
         return error_result(item, method, reference, describe(exc), time.perf_counter() - began)
+    return scored_result(item, method, schedule, reference, began)
+
+
+def scored_result(
+    item: Item, method: str, schedule: Schedule, reference: SolveResult | None, began: float, **extra: Any
+) -> Result:
+    """The result of ``method``'s schedule of the item, scored by the oracle against the reference.
+
+    ``extra`` fields go into the row (the Monte Carlo figures of a campaign under noise);
+    ``began`` is when the method started (:func:`time.perf_counter`).
+    """
+    workflow, machine = item.workflow, item.machine
     score = with_reference(evaluate(workflow, machine, schedule), reference)
     row = ScoreRow.from_score(
         score.model_copy(update={"source": method}),
         tier=tier(workflow),
         starts=schedule.starts,
         reference_status=None if reference is None else reference.status,
+        **extra,
     )
     return _result(item, method, row, time.perf_counter() - began, None, reference)
 
@@ -311,8 +388,12 @@ def _machine_id(machine: Machine) -> str:
 CAMPAIGN: Work[Item, Done] = Work(run_item, Item.deadline, failed_item, Item.parts)
 
 
-def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chunk: int) -> Iterator[Done]:
+def run_campaign(
+    executor: Executor, items: Sequence[Item], store: Store, *, chunk: int, work: Work[Item, Done] = CAMPAIGN
+) -> Iterator[Done]:
     """Run the items with the one runner; write each one's results to the store as it arrives, and yield it.
+
+    ``work`` is :data:`CAMPAIGN`, or :data:`peakopt.campaign.stress_noise.NOISY` under noise.
 
     An item lost with its worker (a method that crashed it, or hung where the
     soft limit cannot reach) is run again at the end one method at a time,
@@ -325,7 +406,7 @@ def run_campaign(executor: Executor, items: Sequence[Item], store: Store, *, chu
             references.add(item.workflow, item.machine, done.reference)
         store.write([], done.results)
 
-    return run_work(executor, CAMPAIGN, items, write, chunk=chunk)
+    return run_work(executor, work, items, write, chunk=chunk)
 
 
 def auto_chunk(items: int, slots: int) -> int:
