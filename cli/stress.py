@@ -15,7 +15,17 @@ from peakopt.campaign.export import Case, worst_cases, write_cases
 from peakopt.campaign.gates import Threshold
 from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
-from peakopt.campaign.stress import Backlog, Pair, Settings, auto_chunk, backlog, check_methods, run_campaign
+from peakopt.campaign.stress import (
+    CAMPAIGN,
+    Backlog,
+    Pair,
+    Settings,
+    auto_chunk,
+    backlog,
+    check_methods,
+    run_campaign,
+)
+from peakopt.campaign.stress_noise import NOISY
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
@@ -23,6 +33,7 @@ from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wro
 from peakopt.cli.options import COUNT, check_by, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
+from peakopt.cli.stress_noise import bound_items, noise_options, noise_run, noisy_rows
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
 from peakopt.oracle.rows import ScoreRow
@@ -33,12 +44,20 @@ def _resuming(todo: Backlog, db: str) -> str:
     return f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run{stale}"
 
 
-def _run(executor: Executor, todo: Backlog, store: Store, chunk: int | None, console: Console) -> None:
-    """Run the backlog's items with a progress bar; results go to the store as they arrive."""
-    size = chunk or auto_chunk(len(todo.items), executor.slots)
+def _run(
+    executor: Executor, todo: Backlog, store: Store, chunk: int | None, console: Console, settings: Settings
+) -> None:
+    """Run the backlog's items with a progress bar; results go to the store as they arrive.
+
+    Under noise, each scenario's perfect-information bound is found first (and kept in the store).
+    """
+    items, work = todo.items, CAMPAIGN
+    if settings.noise is not None:
+        items, work = bound_items(executor, items, store, settings, console), NOISY
+    size = chunk or auto_chunk(len(items), executor.slots)
     with progress_bar(console, "stress", "rows") as bar:
         task = bar.add_task(executor.where.describe(), total=todo.rows)
-        for done in run_campaign(executor, todo.items, store, chunk=size):
+        for done in run_campaign(executor, items, store, chunk=size, work=work):
             bar.advance(task, len(done.results))
 
 
@@ -137,6 +156,7 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
     "each case file is replaced in one step.",
 )
 @click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
+@noise_options
 @fail_on_option
 @quiet_option
 def stress(
@@ -164,6 +184,11 @@ def stress(
     worst: int | None,
     worst_dir: str,
     search: int | None,
+    noise: float | None,
+    noise_demand: float | None,
+    samples: int | None,
+    execute: str | None,
+    bound_limit: float | None,
     fail_on: list[Threshold],
 ) -> None:
     """Run heuristics against the optimum on every workflow × machine of the suites.
@@ -176,11 +201,21 @@ def stress(
     `peakopt report` prints and the failed runs' reasons; exits 1 when every
     row failed or a --fail-on threshold is crossed.
 
+    Under noise (--noise, --noise-demand) every method is judged on --samples
+    seeded scenarios of each workflow, the same for every method: through its
+    online form, or its plan executed by --execute; the robust reference (and,
+    with --execute, the optimum) are rows too. Rows then hold the Monte Carlo
+    figures, with the gap to each scenario's own optimum.
+
     Example: peakopt stress bundled:default -m asap,admission,fbi:best-rule --db results.sqlite --worst 5
     """
     if search and len(methods) != 1:
         raise click.UsageError("--search needs exactly one --method")
-    unknown = [m for m in redo if m not in methods]
+    run = noise_run(noise, noise_demand, samples, execute, bound_limit)
+    if run is not None and search:
+        raise click.UsageError("--search judges schedules at nominal durations: not with --noise")
+    rows_of = methods if run is None else (*methods, *noisy_rows(run))
+    unknown = [m for m in redo if m not in rows_of]
     if unknown:
         raise click.UsageError(f"--redo {', '.join(unknown)}: not among the --method names")
     check_formats(as_json, as_csv)
@@ -189,18 +224,20 @@ def stress(
         inputs = [*paths, *machines, *([reference] if reference else [])]
         claim(worst_dir, inputs, option="--worst-dir", directory=True)
     check_methods(methods)
-    settings = Settings(time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit)
+    settings = Settings(
+        time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit, noise=run
+    )
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
-    # a campaign's rows have the fields of every score row and no labels: a --by typo
-    # is refused now, not after the run
-    check_by([ScoreRow(valid=False)], by)
+    # a campaign's rows have the fields of every score row and no labels but the noise settings':
+    # a --by typo is refused now, not after the run
+    check_by([ScoreRow(valid=False, labels=dict.fromkeys(run.params if run else {}, ""))], by)
     store = Store(db, fresh=fresh)
     cases = []
     try:
-        todo = backlog(pairs, methods, settings, store, refs, redo=redo)
+        todo = backlog(pairs, rows_of, settings, store, refs, redo=redo)
         if todo.skipped or todo.stale:
             warn(_resuming(todo, db))
         searched = _work(place, todo, store, chunk, console(), search, settings, methods, pairs, worst_dir)
@@ -245,7 +282,7 @@ def _work(
     items = max(len(todo.items), AdversarialSpec.batch if evaluations else 0)
     with start(place, items) as executor:
         if todo.items:
-            _run(executor, todo, store, chunk, console)
+            _run(executor, todo, store, chunk, console, settings)
         if evaluations:
             spec = AdversarialSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
             found = _search(executor, store, spec, pairs, console)

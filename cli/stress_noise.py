@@ -1,0 +1,130 @@
+"""``peakopt stress --noise``: the options, and the bounds phase before the Monte Carlo rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar, cast, get_args
+
+import click
+from rich.console import Console
+
+from peakopt.campaign.executors import Executor
+from peakopt.campaign.store import Store
+from peakopt.campaign.stress import OPTIMUM, ROBUST, Item, NoiseRun, Settings
+from peakopt.campaign.stress_noise import attach_bounds
+from peakopt.cli.cluster import progress_bar
+from peakopt.cli.messages import plural
+from peakopt.cli.options import COUNT, SECONDS, Finite
+from peakopt.oracle.scenarios import Noise
+from peakopt.oracle.simulate import EXECUTIONS, Execution
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A relative noise level: ±X, below 100 % (a duration never goes negative by the noise alone).
+LEVEL = Finite(0, 1, max_open=True)
+
+#: Scenarios per workflow when --noise is given without --samples.
+SAMPLES = 100
+
+
+def noise_options(command: F) -> F:
+    """``--noise``, ``--noise-demand``, ``--samples``, ``--execute`` and ``--bound-limit``."""
+    options = [
+        click.option(
+            "--noise",
+            type=LEVEL,
+            metavar="X",
+            help="Judge every method under noise: durations uniform within ±X (0.25 is ±25 %) "
+            "of their nominal values (PeakBench's protocol).",
+        ),
+        click.option(
+            "--noise-demand",
+            type=LEVEL,
+            metavar="Y",
+            help="Under noise, every task's demands scaled by one factor uniform within 1 ± Y.",
+        ),
+        click.option(
+            "--samples",
+            type=COUNT,
+            metavar="N",
+            help=f"Scenarios per workflow under noise, the same for every method [default: {SAMPLES}].",
+        ),
+        click.option(
+            "--execute",
+            type=click.Choice(EXECUTIONS),
+            help="Under noise, execute each method's nominal plan by this policy instead of "
+            "running its online form; adds the row 'optimum' (the optimum, executed so).",
+        ),
+        click.option(
+            "--bound-limit",
+            type=SECONDS,
+            metavar="SECONDS",
+            help="Under noise, seconds of CP-SAT search per scenario for its own optimum "
+            "(the perfect-information bound) [default: 1].",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def noise_run(
+    noise: float | None,
+    demand: float | None,
+    samples: int | None,
+    execute: str | None,
+    bound_limit: float | None,
+) -> NoiseRun | None:
+    """The settings of a campaign under noise; None without ``--noise`` or ``--noise-demand``.
+
+    Raises
+    ------
+    click.UsageError
+        When an option that needs noise is given without it.
+    """
+    if noise is None and demand is None:
+        given = [
+            name
+            for name, value in (
+                ("--samples", samples),
+                ("--execute", execute),
+                ("--bound-limit", bound_limit),
+            )
+            if value is not None
+        ]
+        if given:
+            raise click.UsageError(f"{', '.join(given)} needs --noise or --noise-demand")
+        return None
+    assert execute is None or execute in get_args(Execution)
+    return NoiseRun(
+        Noise(noise or 0.0, demand or 0.0),
+        samples or SAMPLES,
+        cast("Execution | None", execute),
+        1.0 if bound_limit is None else bound_limit,
+    )
+
+
+def noisy_rows(run: NoiseRun) -> tuple[str, ...]:
+    """The reference rows beside the methods: the robust reference, and the optimum when executed."""
+    return (ROBUST,) if run.execute is None else (OPTIMUM, ROBUST)
+
+
+def bound_items(
+    executor: Executor, items: Sequence[Item], store: Store, settings: Settings, console: Console
+) -> list[Item]:
+    """The items with their scenarios' perfect-information bounds, solved with a progress bar."""
+    assert settings.noise is not None
+    with progress_bar(console, "bounds", "scenarios") as bar:
+        task = bar.add_task(executor.where.describe(), total=None)
+
+        def show(done: int, total: int) -> None:
+            bar.update(task, total=total, advance=done)
+
+        found, bounds = attach_bounds(items, store, executor, settings.noise, settings.seed, show)
+    solved = sum(bounds.solved.values())
+    if solved:
+        shares = ", ".join(f"{100 * bounds.share(s):.1f}% {s}" for s in ("shortcut", "cliques", "cpsat"))
+        console.print(
+            f"bounds: {plural(solved, 'scenario')} solved ({shares}), {bounds.cached} from the store"
+        )
+    return found
