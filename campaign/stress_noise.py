@@ -45,6 +45,7 @@ from peakopt.campaign.stress import (
     solve_reference,
 )
 from peakopt.models import SolveResult
+from peakopt.oracle.flows import resource_flow_edges
 from peakopt.oracle.montecarlo import monte_carlo
 from peakopt.oracle.realised import RealisedScorer
 from peakopt.oracle.scenarios import draw
@@ -105,6 +106,9 @@ def simulation(item: Item, method: str, reference: SolveResult | None) -> tuple[
             raise RuntimeError("no reference schedule to execute")
     else:
         plan = method_schedule(item, method)
+    if noise.execute == "pos" and not plan.edges:
+        # a plan is a partial-order schedule by its resource-flow edges (raises if none can make it safe)
+        plan = plan.model_copy(update={"edges": resource_flow_edges(workflow, machine, plan.starts)})
     return Simulation(workflow, machine, noise.execute, plan), noise.execute
 
 

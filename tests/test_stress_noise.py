@@ -146,3 +146,13 @@ def test_usage_errors(tmp_path: Path, suite: Path, args: list[str]) -> None:
     code, _, _ = run("stress", str(suite), "-m", "serial", "--db", str(tmp_path / "r.sqlite"), *args)
     assert code == 2
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_executing_a_plan_as_pos_adds_its_flow_edges_and_stays_safe(tmp_path: Path, suite: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    code, _, err = stress(suite, db, "--noise", "0.5", "--execute", "pos")
+    assert code == 0, err
+    found = rows(db)
+    assert {k[2] for k in found} == {"admission", "serial", "optimum", "robust"}
+    for row in found.values():  # every plan there is safe at its peaks: its POS is safe under any durations
+        assert row.valid and row.monte_carlo is not None and row.monte_carlo.safe_rate == 1.0, row.reasons
