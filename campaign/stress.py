@@ -63,7 +63,8 @@ class Settings:
     method_limit
         Seconds one method may take on one instance before it is stopped.
     noise
-        Judge every method under noise (``peakopt stress --noise``); None: deterministically.
+        Judge every method under noise (``peakopt stress --samples/--noise``); None:
+        deterministically, at nominal durations.
     """
 
     time_limit: float = 10.0
@@ -86,7 +87,8 @@ class NoiseRun:
     Parameters
     ----------
     noise
-        PeakBench's uniform perturbation of durations (and demands) for every task.
+        PeakBench's uniform perturbation of durations (and demands) for every task; None: each
+        task's own ``varies`` (a task without one keeps its nominal figures).
     samples
         Scenarios per workflow, the same for every method and machine (common random numbers).
     execute
@@ -95,7 +97,7 @@ class NoiseRun:
         Seconds of CP-SAT search per scenario for its perfect-information bound.
     """
 
-    noise: Noise
+    noise: Noise | None
     samples: int = 100
     execute: Execution | None = None
     bound_limit: float = 1.0
@@ -104,8 +106,8 @@ class NoiseRun:
     def params(self) -> dict[str, object]:
         """What the rows' keys hold of these settings (the CP-SAT limit of the bounds is not one)."""
         return {
-            "noise": self.noise.duration,
-            "noise_demand": self.noise.demand,
+            "noise": None if self.noise is None else self.noise.duration,
+            "noise_demand": None if self.noise is None else self.noise.demand,
             "samples": self.samples,
             "execute": self.execute or ONLINE,
         }

@@ -138,9 +138,9 @@ def run_noisy_method(
             )
     except Exception as exc:
         return error_result(item, method, reference, describe(exc), time.perf_counter() - began)
-    labels = {
-        key: str(value) for key, value in (item.settings.noise.params if item.settings.noise else {}).items()
-    }
+    # the noise settings, as labels to group by (``varies``: the tasks' own distributions)
+    params = item.settings.noise.params if item.settings.noise else {}
+    labels = {key: "varies" if value is None else str(value) for key, value in params.items()}
     return scored_result(
         item, method, sim.schedule(nominal, method), reference, began, monte_carlo=figures, labels=labels
     )

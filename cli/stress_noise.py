@@ -1,4 +1,4 @@
-"""``peakopt stress --noise``: the options, and the bounds phase before the Monte Carlo rows."""
+"""``peakopt stress --samples/--noise``: the options, and the bounds phase before the Monte Carlo rows."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: A relative noise level: ±X, below 100 % (a duration never goes negative by the noise alone).
 LEVEL = Finite(0, 1, max_open=True)
 
-#: Scenarios per workflow when --noise is given without --samples.
+#: Scenarios per workflow when --noise or --noise-demand is given without --samples.
 SAMPLES = 100
 
 
@@ -35,19 +35,22 @@ def noise_options(command: F) -> F:
             type=LEVEL,
             metavar="X",
             help="Judge every method under noise: durations uniform within ±X (0.25 is ±25 %) "
-            "of their nominal values (PeakBench's protocol).",
+            "of their nominal values (PeakBench's protocol), instead of the tasks' own varies.",
         ),
         click.option(
             "--noise-demand",
             type=LEVEL,
             metavar="Y",
-            help="Under noise, every task's demands scaled by one factor uniform within 1 ± Y.",
+            help="Under noise, every task's demands scaled by one factor uniform within 1 ± Y "
+            "(instead of the tasks' own varies).",
         ),
         click.option(
             "--samples",
             type=COUNT,
             metavar="N",
-            help=f"Scenarios per workflow under noise, the same for every method [default: {SAMPLES}].",
+            help="Judge every method on N seeded scenarios per workflow, the same for every method "
+            "(alone: drawn from the tasks' own varies) "
+            f"[default with --noise or --noise-demand: {SAMPLES}].",
         ),
         click.option(
             "--execute",
@@ -75,29 +78,24 @@ def noise_run(
     execute: str | None,
     bound_limit: float | None,
 ) -> NoiseRun | None:
-    """The settings of a campaign under noise; None without ``--noise`` or ``--noise-demand``.
+    """The settings of a campaign under noise; None without ``--samples``, ``--noise`` or ``--noise-demand``.
+
+    ``--samples`` alone draws from the tasks' own ``varies`` (as ``peakopt score --samples``);
+    ``--noise``/``--noise-demand`` apply PeakBench's uniform protocol instead, to every task.
 
     Raises
     ------
     click.UsageError
-        When an option that needs noise is given without it.
+        When an option that needs sampling is given without it.
     """
-    if noise is None and demand is None:
-        given = [
-            name
-            for name, value in (
-                ("--samples", samples),
-                ("--execute", execute),
-                ("--bound-limit", bound_limit),
-            )
-            if value is not None
-        ]
+    if noise is None and demand is None and samples is None:
+        given = [name for name, value in (("--execute", execute), ("--bound-limit", bound_limit)) if value]
         if given:
-            raise click.UsageError(f"{', '.join(given)} needs --noise or --noise-demand")
+            raise click.UsageError(f"{', '.join(given)} needs --samples, --noise or --noise-demand")
         return None
     assert execute is None or execute in get_args(Execution)
     return NoiseRun(
-        Noise(noise or 0.0, demand or 0.0),
+        None if noise is None and demand is None else Noise(noise or 0.0, demand or 0.0),
         samples or SAMPLES,
         cast("Execution | None", execute),
         1.0 if bound_limit is None else bound_limit,
