@@ -12,19 +12,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import takewhile
 
 from peakopt.models import Machine, Schedule, Workflow
-from peakopt.oracle.dispatch import Decider, Need, SimulationError, admit, constrained, peak_needs
+from peakopt.models.workflow import topological_order
+from peakopt.oracle.dispatch import Decider, Need, SimulationError, admitted, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
 
 
 def plan_sequence(workflow: Workflow, plan: Schedule) -> list[int]:
     """Task positions in the plan's order: by planned start, ties in topological order.
 
-    Ties go by topological rank (the workflow order wherever that is topological) so that a
-    zero-length step comes before a successor planned at the same instant.
+    The list is made precedence-feasible (each next step is the earliest-planned one whose
+    predecessors are listed), so that a plan breaking a dependency cannot make a step wait for
+    a successor; for a dependency-valid plan it is the plan sorted by start. Ties go by
+    topological rank (the workflow order wherever that is topological), so a zero-length step
+    comes before a successor planned at the same instant.
     """
     starts = planned_starts(workflow, plan)
-    rank = {task: r for r, task in enumerate(workflow.topological_order)}
-    return sorted(range(len(starts)), key=lambda j: (starts[j], rank[j]))
+    rank = [0] * len(starts)
+    for r, task in enumerate(workflow.topological_order):
+        rank[task] = r
+    return list(topological_order(workflow.predecessors, [(s, r) for s, r in zip(starts, rank, strict=True)]))
 
 
 def planned_starts(workflow: Workflow, plan: Schedule) -> list[float]:
@@ -59,7 +65,7 @@ def order_decider(sequence: Sequence[int], needs: Sequence[tuple[Need, ...]], *,
         def by_priority(
             now: float, queue: list[int], running: dict[int, float], free: list[float]
         ) -> list[int]:
-            return admit(sorted(queue, key=rank.__getitem__), needs, free, strict=False)
+            return admitted(sorted(queue, key=rank.__getitem__), needs, free, strict=False)
 
         return by_priority
     head = 0
@@ -69,7 +75,7 @@ def order_decider(sequence: Sequence[int], needs: Sequence[tuple[Need, ...]], *,
         nonlocal head
         ready = set(queue)
         upcoming = takewhile(ready.__contains__, (sequence[i] for i in range(head, size)))
-        started = admit(upcoming, needs, free, strict=True)
+        started = admitted(upcoming, needs, free, strict=True)
         head += len(started)
         return started
 

@@ -40,14 +40,14 @@ Execution = Literal["literal", "enforced", "order", "pos"]
 EXECUTIONS: tuple[Execution, ...] = get_args(Execution)
 
 #: ``request(position, ready) -> requested start`` (None: the step does not run).
-Request = Callable[[int, float], float | None]
+StartRequest = Callable[[int, float], float | None]
 
 
 def timetable(
     order: Sequence[int],
     preds: Sequence[Sequence[int]],
     lengths: Sequence[float],
-    request: Request,
+    request: StartRequest,
     *,
     enforce: bool,
 ) -> list[float | None]:

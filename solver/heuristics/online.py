@@ -30,7 +30,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.dispatch import Need, admit
+from peakopt.oracle.dispatch import Need, admitted
 from peakopt.oracle.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.policies import order_policy
 from peakopt.solver.heuristics.arrays import compile_problem
@@ -87,12 +87,12 @@ class Admission:
     def __call__(
         self, now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]
     ) -> Iterable[str]:
-        """The ready steps that fit, scanned in priority order (see :func:`peakopt.oracle.dispatch.admit`)."""
+        """The ready steps that fit, in priority order (:func:`peakopt.oracle.dispatch.admitted`)."""
         queue = [self.index[step] for step in ready]
         if self.keys is not None:
             keys = self.keys
             queue.sort(key=lambda j: (keys[j], j))
-        started = admit(queue, self.needs, [free[r] for r in self.resources], strict=self.strict)
+        started = admitted(queue, self.needs, [free[r] for r in self.resources], strict=self.strict)
         return [self.ids[j] for j in started]
 
 
