@@ -20,6 +20,7 @@ from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.solver import solve
+from peakopt.solver.robust import solve_robust
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,8 @@ class SolveItem:
     workflow, machine
         The instance.
     settings
-        Keyword arguments of :func:`peakopt.solver.solve` (``time_limit``, ``backend``...).
+        Keyword arguments of :func:`peakopt.solver.solve` (``time_limit``, ``backend``...); with
+        ``robust`` (a mode), of :func:`peakopt.solver.robust.solve_robust`.
     """
 
     index: int
@@ -57,8 +59,12 @@ def run_solve(item: SolveItem) -> SolveResult:
     def progress(incumbent: float | None, bound: float) -> None:
         send_to_parent((item.index, incumbent, bound))
 
+    settings = dict(item.settings)
+    robust = settings.pop("robust", None)
     try:
-        return solve(item.workflow, item.machine, progress=progress, **item.settings)
+        if robust is not None:
+            return solve_robust(item.workflow, item.machine, robust=robust, progress=progress, **settings)
+        return solve(item.workflow, item.machine, progress=progress, **settings)
     except PeakoptError as exc:
         return failed(item, str(exc))
 

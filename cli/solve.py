@@ -21,8 +21,10 @@ from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wro
 from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
-from peakopt.models import PeakoptError, SolveResult, content_hash
+from peakopt.instances.errors import OutputError
+from peakopt.models import PeakoptError, SolveResult, nominal_hash
 from peakopt.solver import BACKENDS
+from peakopt.solver.robust import ROBUST, Robust
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
@@ -121,6 +123,16 @@ def _resume_is_default(ctx: click.Context, param: click.Parameter, value: bool) 
     "which replaces REFS.jsonl in one step at the end (an interrupted run leaves REFS.jsonl as it was). "
     "A rerun continues: the records already in both files are kept, their pairs not solved again.",
 )
+@click.option(
+    "--robust",
+    type=click.Choice(ROBUST),
+    is_flag=False,
+    flag_value="nominal",
+    default=None,
+    help="Robust references: partial-order schedules (the records carry their resource-flow edges) "
+    "safe whatever the durations, demands fixed; nominal (--robust alone): the shortest at nominal "
+    "durations.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the records on stdout (JSON Lines).")
 @click.option(
     "--fresh",
@@ -144,6 +156,7 @@ def solve_command(
     backend: str,
     gap_limit: float,
     output: str | None,
+    robust: Robust | None,
     as_json: bool,
     fresh: bool,
     resume: bool,
@@ -180,9 +193,13 @@ def solve_command(
         "backend": backend,
         "gap_limit": gap_limit,
     }
+    if robust is not None:
+        settings["robust"] = robust
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
     refs = None if out is None else JsonLinesReferences(out, not fresh, warn)
+    if refs is not None:
+        same_kind(refs, robust, output)
     everything = solve_items(pairs, settings)
     todo = [j for j in everything if refs is None or not solved(refs, j)]
     if refs is not None and len(refs):
@@ -213,9 +230,34 @@ def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
     if record is None:
         return False
     return all(
-        given is None or given == content_hash(model)
+        given is None or given == nominal_hash(model)
         for given, model in ((record.workflow_hash, job.workflow), (record.machine_hash, job.machine))
     )
+
+
+def kind(robust: object) -> str:
+    """What a run or a record of this ``robust`` mode holds, in words."""
+    return "plain references" if robust is None else f"robust ({robust}) references"
+
+
+def same_kind(refs: JsonLinesReferences, robust: Robust | None, output: str | None) -> None:
+    """Refuse to continue a records file of another kind: a rerun would replace its records.
+
+    Raises
+    ------
+    OutputError
+        When a record carried over was solved with another ``--robust`` mode (or without).
+    """
+    for record in refs.known().values():
+        if record.params.get("robust") != robust:
+            refs.close()
+            held = kind(record.params.get("robust"))
+            raise OutputError(
+                "-o",
+                output or "",
+                f"holds {held} (e.g. {record.workflow} × {record.machine}) and this run writes "
+                f"{kind(robust)}; write them to another file, or give --fresh to replace it",
+            )
 
 
 def _resuming(

@@ -1,0 +1,258 @@
+"""Partial-order schedules: the resource-flow edges that make a schedule one, and their safety check.
+
+A *partial-order schedule* (POS) is the workflow's dependencies plus extra edges ``(a, b)``:
+``b`` starts only after ``a`` ends. Run as soon as those edges allow (the ``pos`` execution
+policy), it stays safe whatever the durations turn out to be — with demands fixed — exactly when
+no set of steps that the order leaves unordered (an *antichain*) needs more than a capacity at
+their clamped peaks (:mod:`peakopt.oracle.peaks`): the steps running at any one instant are
+unordered, so they form an antichain, and any antichain can be made to meet at its peaks by
+stretching and shrinking durations.
+
+- :func:`resource_flow_edges` builds such edges from a schedule that is resource-feasible with
+  every step holding its clamped peak for its whole run: a resource flow in the manner of
+  Artigues, Michelon & Reusser (2003). Steps, in start order, pull the units they need from steps
+  that have ended and from the machine (the source); each pull from a step not already before it
+  is an edge. Pulls that add no edge go first (the machine, steps already ordered before it), then
+  the ended step with the most units to give, so that few edges are added; edges implied by the
+  others are dropped at the end (a transitive reduction of the added edges).
+- :func:`pos_safe` and :func:`pos_overflow` check a POS independently of how it was built: the
+  maximum-weight antichain per resource, from a minimum cut (Dilworth's theorem as a min-flow).
+
+Everything is exact: times on the oracle's decimal time grid, amounts on each resource's grid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from peakopt.models import Edge, Machine, Workflow
+from peakopt.models.workflow import longest_chains, topological_order
+from peakopt.oracle.antichains import heaviest_antichain
+from peakopt.oracle.exact import close, to_float
+from peakopt.oracle.peaks import Peaks, clamped_peaks
+from peakopt.oracle.sweep import time_grid
+
+
+def order_predecessors(workflow: Workflow, edges: Iterable[Edge]) -> tuple[tuple[int, ...], ...]:
+    """Per step (by position), its predecessors under the dependencies plus ``edges``.
+
+    Raises
+    ------
+    ValueError
+        When an edge names a step the workflow does not have, or the edges close a cycle.
+    """
+    index = workflow.index
+    preds = [list(p) for p in workflow.predecessors]
+    for a, b in edges:
+        for step in (a, b):
+            if step not in index:
+                raise ValueError(f"edge ({a!r}, {b!r}) names step {step!r}, which the workflow does not have")
+        preds[index[b]].append(index[a])
+    found = tuple(tuple(dict.fromkeys(p)) for p in preds)
+    if len(topological_order(found)) < len(found):
+        raise ValueError("the edges and the dependencies close a cycle: they order no schedule")
+    return found
+
+
+def earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[str, float]:
+    """The earliest start of every step under the dependencies plus ``edges``, at nominal durations.
+
+    This is the partial-order schedule's timetable when every step takes its nominal length
+    (the ``pos`` policy without noise): longest paths, computed exactly.
+    """
+    preds = order_predecessors(workflow, edges)
+    grid = time_grid(workflow, {})
+    lengths = [bounds[-1] for bounds in grid.bounds]
+    heads, _ = longest_chains(topological_order(preds), preds, lengths, 0)
+    return {t.id: to_float(h, grid.exponent) for t, h in zip(workflow.tasks, heads, strict=True)}
+
+
+class _Flow:
+    """The flow of one resource while steps are taken in start order (see :func:`resource_flow_edges`)."""
+
+    def __init__(self, peaks: Peaks) -> None:
+        self.peaks = peaks
+        self.source = peaks.room
+        self.held: dict[int, int] = {}  # step -> units it can still hand on once ended
+
+    def pull(self, j: int, ended: list[int], before: list[int], link: list[int]) -> None:
+        """Give step ``j`` its units; ``link`` receives the steps it had to be ordered after.
+
+        ``before[0]`` is the bitset of steps already ordered before ``j``; it grows with every link.
+        """
+        need = self.peaks.weight[j]
+        givers = [i for i in ended if self.held.get(i)]
+        while need:
+            for i in givers:
+                if need and before[0] >> i & 1 and self.held.get(i):
+                    need = self._take(i, need)
+            if need and self.source:
+                taken = min(need, self.source)
+                self.source -= taken
+                need -= taken
+            if not need:
+                break
+            others = [i for i in givers if self.held.get(i) and not before[0] >> i & 1]
+            if not others:
+                raise ValueError(self._short(j))
+            giver = max(others, key=lambda i: self.held[i])
+            link.append(giver)
+            before[0] |= 1 << giver
+            need = self._take(giver, need)
+        if self.peaks.weight[j]:
+            self.held[j] = self.peaks.weight[j]
+
+    def _take(self, i: int, need: int) -> int:
+        taken = min(need, self.held[i])
+        self.held[i] -= taken
+        if not self.held[i]:
+            del self.held[i]
+        return need - taken
+
+    def _short(self, j: int) -> str:
+        return (
+            f"needs {self.peaks.amount(self.peaks.weight[j]):g} {self.peaks.resource} at its start, "
+            f"more than the steps running then leave of the capacity {self.peaks.capacity:g} "
+            "with every step holding its peak for its whole run"
+        )
+
+
+def resource_flow_edges(
+    workflow: Workflow, machine: Machine, starts: Mapping[str, float]
+) -> tuple[Edge, ...]:
+    """The resource-flow edges that make the schedule ``starts`` a safe partial-order schedule.
+
+    Parameters
+    ----------
+    workflow, machine
+        The instance (resources the machine does not list are unconstrained).
+    starts
+        Step id -> start in seconds: a dependency-valid schedule that stays within every
+        capacity with each step holding its clamped peak for its whole run (a schedule of the
+        robust problem: every safe schedule of a workflow of constant profiles is one).
+
+    Returns
+    -------
+    tuple of Edge
+        ``(a, b)`` pairs, ``a`` ending no later than ``b`` starts in ``starts``, none implied by the
+        dependencies or the other edges; with them :func:`pos_safe` holds. The partial-order
+        schedule's earliest starts (:func:`earliest_starts`) are no later than ``starts``.
+
+    Raises
+    ------
+    ValueError
+        When a step has no start, the schedule breaks a dependency, or a step's peak does not
+        fit beside those of the steps running when it starts (naming the step and the resource).
+    """
+    missing = [t.id for t in workflow.tasks if t.id not in starts]
+    if missing:
+        raise ValueError(f"step {missing[0]!r} has no start")
+    grid = time_grid(workflow, starts)
+    ids = [t.id for t in workflow.tasks]
+    begin = [grid.starts[i] for i in ids]
+    finish = [b + bounds[-1] for b, bounds in zip(begin, grid.bounds, strict=True)]
+    flows = [_Flow(p) for p in clamped_peaks(workflow, machine)]
+    ancestors = [0] * len(ids)
+    linked: list[list[int]] = [[] for _ in ids]
+    done: list[int] = []
+    for j in _start_order(workflow, begin, finish):
+        before = [0]
+        for p in workflow.predecessors[j]:
+            if not _ended(finish[p], begin[j], grid.scale):
+                raise ValueError(f"the schedule breaks dependency {ids[p]!r} -> {ids[j]!r}")
+            before[0] |= ancestors[p] | 1 << p
+        ended = [i for i in done if _ended(finish[i], begin[j], grid.scale)]
+        for flow in flows:
+            try:
+                flow.pull(j, ended, before, linked[j])
+            except ValueError as exc:
+                at = to_float(begin[j], grid.exponent)
+                raise ValueError(f"step {ids[j]!r} at {at:g} s {exc}") from None
+        ancestors[j] = before[0]
+        done.append(j)
+    return tuple((ids[i], ids[j]) for j in range(len(ids)) for i in _reduced(workflow, ancestors, linked, j))
+
+
+def _start_order(workflow: Workflow, begin: list[int], finish: list[int]) -> list[int]:
+    """Steps by start, then end (a step that ends at once frees its units first), then position.
+
+    Among those, every step after its predecessors: the dependencies may hold only within the
+    oracle's tolerance (a predecessor ending a hair after its successor starts).
+    """
+    by_time = sorted(range(len(begin)), key=lambda j: (begin[j], finish[j], j))
+    place = {j: k for k, j in enumerate(by_time)}
+    preds = [[place[i] for i in workflow.predecessors[j]] for j in by_time]
+    return [by_time[k] for k in topological_order(preds)]
+
+
+def _ended(finish: int, start: int, scale: int) -> bool:
+    """Whether a step ending at ``finish`` has ended by ``start`` (the oracle's same instant counts)."""
+    return finish <= start or close(finish, start, scale)
+
+
+def _reduced(workflow: Workflow, ancestors: list[int], linked: list[list[int]], j: int) -> list[int]:
+    """The steps linked to ``j`` that no other predecessor of ``j`` already follows."""
+    direct = [*workflow.predecessors[j], *linked[j]]
+    return [i for i in linked[j] if not any(p != i and ancestors[p] >> i & 1 for p in direct)]
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """Why a partial-order schedule is not safe for every realisation of the durations.
+
+    Attributes
+    ----------
+    resource
+        The resource.
+    steps
+        Steps that the order leaves unordered (an antichain), in workflow order.
+    load
+        The sum of their clamped peaks.
+    capacity
+        The machine's capacity of the resource.
+    """
+
+    resource: str
+    steps: tuple[str, ...]
+    load: float
+    capacity: float
+
+    def __str__(self) -> str:
+        return (
+            f"steps {', '.join(self.steps)} are unordered, so they may run at once, and need "
+            f"{self.load:g} {self.resource} at their peaks, over its capacity {self.capacity:g}"
+        )
+
+
+def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) -> Overflow | None:
+    """The heaviest antichain over a capacity, on the first resource that has one; None when safe.
+
+    Each resource's heaviest antichain (the maximum total clamped peak over sets of pairwise
+    unordered steps) is found from a minimum cut (:func:`peakopt.oracle.antichains.heaviest_antichain`),
+    independently of any flow.
+
+    Raises
+    ------
+    ValueError
+        When an edge names an unknown step or the edges close a cycle.
+    """
+    preds = order_predecessors(workflow, edges)
+    for peaks in clamped_peaks(workflow, machine):
+        if peaks.fits(sum(peaks.weight)):
+            continue
+        steps = heaviest_antichain(preds, peaks.weight)
+        load = sum(peaks.weight[i] for i in steps)
+        if not peaks.fits(load):
+            ids = tuple(workflow.tasks[i].id for i in sorted(steps))
+            return Overflow(peaks.resource, ids, peaks.amount(load), peaks.capacity)
+    return None
+
+
+def pos_safe(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) -> bool:
+    """Whether the dependencies plus ``edges`` keep every capacity under any durations (demands fixed).
+
+    True when no antichain of the order needs more than a capacity at its clamped peaks
+    (:func:`pos_overflow` says which one does).
+    """
+    return pos_overflow(workflow, machine, edges) is None

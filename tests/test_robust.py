@@ -1,0 +1,167 @@
+"""The robust reference (peakopt.solver.robust): a partial-order schedule safe whatever the durations."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from solver_helpers import tiny_instances
+
+from peakopt.models import Machine, Segment, SolveResult, Task, Workflow
+from peakopt.oracle import measure
+from peakopt.oracle.flows import earliest_starts, pos_safe
+from peakopt.oracle.metrics import avoidable_cva, dependency_violations
+from peakopt.solver import robust as robust_module
+from peakopt.solver import solve
+from peakopt.solver.robust import solve_robust
+
+
+def decimal(x: float) -> Fraction:
+    return Fraction(repr(x))
+
+
+def realise(workflow: Workflow, rng: random.Random) -> Workflow:
+    """The workflow with every segment's duration times a random factor in [0, 3] (demands fixed)."""
+
+    def stretched(segment: Segment) -> Segment:
+        factor = rng.choice((0, rng.randint(0, 300) / 100, rng.randint(90, 110) / 100))
+        return segment.model_copy(update={"duration": round(segment.duration * factor, 6)})
+
+    tasks = []
+    for task in workflow.tasks:
+        profile = tuple(stretched(s) for s in task.segments)
+        tasks.append(task.model_copy(update={"profile": profile, "duration": None, "demand": None}))
+    return workflow.model_copy(update={"tasks": tuple(tasks)})
+
+
+def pos_starts(workflow: Workflow, result: SolveResult) -> dict[str, float]:
+    """The partial-order schedule started as soon as its edges allow: longest paths, in exact decimals."""
+    preds: dict[str, list[str]] = {t.id: list(t.depends_on) for t in workflow.tasks}
+    for a, b in result.edges:
+        preds[b].append(a)
+    length = {t.id: sum((decimal(s.duration) for s in t.segments), Fraction(0)) for t in workflow.tasks}
+    starts: dict[str, Fraction] = {}
+    while len(starts) < len(preds):
+        for step, before in preds.items():
+            if step not in starts and all(p in starts for p in before):
+                starts[step] = max((starts[p] + length[p] for p in before), default=Fraction(0))
+    return {step: float(start) for step, start in starts.items()}
+
+
+def check_robust(
+    workflow: Workflow, machine: Machine, result: SolveResult, realisations: int, seed: int
+) -> None:
+    """Safe at nominal durations and under every sampled realisation of them."""
+    assert result.status == "optimal", result.message
+    assert pos_safe(workflow, machine, result.edges)
+    assert result.starts == pytest.approx(pos_starts(workflow, result))
+    assert result.makespan == pytest.approx(max(result.starts[t.id] + t.length for t in workflow.tasks))
+    rng = random.Random(seed)
+    for _ in range(realisations):
+        realised = realise(workflow, rng)
+        measured = measure(realised, machine, pos_starts(realised, result))
+        assert dependency_violations(measured) == 0
+        assert avoidable_cva(measured) == 0
+
+
+@settings(max_examples=20)
+@given(tiny_instances(max_tasks=5))
+def test_the_robust_pos_never_overflows_whatever_the_durations(instance: tuple[Workflow, Machine]) -> None:
+    workflow, machine = instance
+    result = solve_robust(workflow, machine, time_limit=10, workers=1)
+    check_robust(workflow, machine, result, 1000, seed=len(workflow.tasks))
+
+
+@pytest.mark.slow
+@settings(max_examples=60)
+@given(tiny_instances(max_tasks=6, halves=True))
+def test_the_robust_pos_never_overflows_in_thousands_of_realisations(
+    instance: tuple[Workflow, Machine],
+) -> None:
+    workflow, machine = instance
+    result = solve_robust(workflow, machine, time_limit=10, workers=1)
+    check_robust(workflow, machine, result, 5000, seed=7)
+
+
+def constant(workflow: Workflow) -> Workflow:
+    """Every step with its first segment's usage over its whole length (a constant profile)."""
+    tasks = [
+        t.model_copy(update={"profile": None, "duration": t.length, "demand": t.segments[0].demand})
+        for t in workflow.tasks
+    ]
+    return workflow.model_copy(update={"tasks": tuple(tasks)})
+
+
+@settings(max_examples=30)
+@given(tiny_instances(max_tasks=5))
+def test_robust_costs_at_least_the_optimum_and_nothing_with_constant_profiles(
+    instance: tuple[Workflow, Machine],
+) -> None:
+    workflow, machine = instance
+    plain, robust = solve(workflow, machine, time_limit=10), solve_robust(workflow, machine, time_limit=10)
+    assert plain.status == robust.status == "optimal"
+    assert plain.makespan is not None and robust.makespan is not None
+    assert robust.makespan >= plain.makespan - 1e-9
+    flat = constant(workflow)
+    plain, robust = solve(flat, machine, time_limit=10), solve_robust(flat, machine, time_limit=10)
+    assert plain.status == robust.status == "optimal"
+    assert robust.makespan == pytest.approx(plain.makespan)
+
+
+@settings(max_examples=20)
+@given(tiny_instances(max_tasks=4))
+def test_cpsat_and_milp_agree_on_the_robust_optimum(instance: tuple[Workflow, Machine]) -> None:
+    workflow, machine = instance
+    cpsat = solve_robust(workflow, machine, time_limit=10, backend="cpsat")
+    milp = solve_robust(workflow, machine, time_limit=10, backend="milp")
+    assert cpsat.status == milp.status == "optimal", (cpsat.message, milp.message)
+    assert cpsat.makespan == pytest.approx(milp.makespan)
+    assert pos_safe(workflow, machine, milp.edges)
+
+
+def spike_instance() -> tuple[Workflow, Machine]:
+    spike = Task(
+        id="s", profile=[{"duration": 1, "demand": {"cpu": 2}}, {"duration": 3, "demand": {"cpu": 1}}]
+    )
+    return Workflow(id="w", tasks=[spike, Task(id="t", duration=1, demand={"cpu": 1})]), Machine(
+        name="m", capacity={"cpu": 2}
+    )
+
+
+def test_a_spike_is_ordered_and_the_record_says_it_is_robust() -> None:
+    workflow, machine = spike_instance()
+    assert solve(workflow, machine).makespan == 4  # t runs beside the tail of s
+    result = solve_robust(workflow, machine)
+    assert (result.status, result.makespan, result.lower_bound) == ("optimal", 5, 5)
+    assert result.edges in ((("s", "t"),), (("t", "s"),))
+    assert result.params["robust"] == "nominal"
+    assert result.starts == earliest_starts(workflow, result.edges)
+    schedule = result.schedule
+    assert schedule is not None and schedule.edges == result.edges
+
+
+def test_the_realisations_catch_a_pos_without_its_edges() -> None:
+    workflow, machine = spike_instance()
+    result = solve_robust(workflow, machine).model_copy(update={"edges": ()})
+    rng = random.Random(1)
+    overflows = [
+        avoidable_cva(measure(r, machine, pos_starts(r, result)))
+        for r in (realise(workflow, rng) for _ in range(200))
+    ]
+    assert max(overflows) > 0
+
+
+def test_a_pos_the_oracle_rejects_is_an_error_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    workflow, machine = spike_instance()
+    monkeypatch.setattr(robust_module, "resource_flow_edges", lambda *args: ())
+    result = solve_robust(workflow, machine)
+    assert result.status == "error"
+    assert result.message is not None and "steps s, t are unordered" in result.message
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    workflow, machine = spike_instance()
+    with pytest.raises(ValueError, match="robust must be one of"):
+        solve_robust(workflow, machine, robust="sometimes")  # type: ignore[arg-type]
