@@ -11,6 +11,7 @@ from simulate_helpers import Chooser, Counting, clamped_peak, factors, grid, rea
 from strategies import machines, workflows
 
 from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle.online import OnlinePolicy
 from peakopt.oracle.simulate import Simulation, SimulationError, execute
 from peakopt.solver.heuristics import MachineNeeded, run
 from peakopt.solver.heuristics.arrays import compile_problem
@@ -212,3 +213,27 @@ def test_a_resource_aware_method_needs_a_machine_and_a_bad_name_fails_at_once() 
     assert execute(FLOW, None, factory=policy_factory("asap")).starts == {"a": 0.0, "b": 0.0, "c": 1.0}
     with pytest.raises(Exception, match="unknown method"):
         policy_factory("nope")
+
+
+@given(workflows(), machines(), st.sampled_from([*DISPATCHERS, *PLANNERS[:2]]))
+def test_the_id_form_a_runtime_calls_decides_as_the_fast_path(
+    workflow: Workflow, machine: Machine, method: str
+) -> None:
+    fast = _starts(workflow, machine, method)
+
+    def as_a_runtime_calls_it(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:
+        policy = online_policy(method, workflow, machine, seed=4)
+        return lambda now, ready, running, free: policy(now, ready, running, free)
+
+    lengths = [t.length for t in workflow.tasks]
+    slow = Simulation(workflow, machine, factory=as_a_runtime_calls_it).run(lengths)
+    assert dict(zip(workflow.index, slow, strict=True)) == fast
+
+
+@given(workflows(), machines(), st.sampled_from(PLANNERS[:2]))
+def test_a_planner_plans_once_and_its_order_starts_fresh_in_every_run(
+    workflow: Workflow, machine: Machine, method: str
+) -> None:
+    simulation = Simulation(workflow, machine, factory=policy_factory(method))
+    lengths = [t.length * 1.3 for t in workflow.tasks]
+    assert simulation.run(lengths) == simulation.run(lengths)

@@ -10,9 +10,12 @@ from hypothesis import strategies as st
 from simulate_helpers import Chooser, clamped_peak, factors, grid, realise, verdict
 from strategies import machines, schedules, workflows
 
+from peakopt.instances import load
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
+from peakopt.oracle.flows import pos_safe, resource_flow_edges
 from peakopt.oracle.parse import Parsed
 from peakopt.oracle.replay import replay
+from peakopt.oracle.scenarios import Noise, draw
 from peakopt.oracle.simulate import EXECUTIONS, Simulation, SimulationError, execute
 from peakopt.solver.heuristics import run
 
@@ -275,9 +278,9 @@ def test_a_plan_must_cover_the_workflow_and_edges_must_be_acyclic() -> None:
     with pytest.raises(SimulationError, match="for workflow 'x'"):
         Simulation(PAIR, MACHINE, "literal", Schedule(workflow="x", starts={}))
     cyclic = _plan(PAIR, {"a": 0.0, "b": 0.0, "c": 2.0}, (("c", "a"),))
-    with pytest.raises(SimulationError, match="cycle through 'a', 'c'"):
+    with pytest.raises(SimulationError, match=r"resource-flow edges: .* close a cycle"):
         Simulation(PAIR, MACHINE, "pos", cyclic)
-    with pytest.raises(SimulationError, match="unknown step 'z'"):
+    with pytest.raises(SimulationError, match="names step 'z', which the workflow does not have"):
         Simulation(PAIR, MACHINE, "pos", _plan(PAIR, {"a": 0.0, "b": 0.0, "c": 2.0}, (("a", "z"),)))
     with pytest.raises(SimulationError, match="unknown execution 'late'"):
         Simulation(PAIR, MACHINE, "late", _plan(PAIR, {}))  # type: ignore[arg-type]
@@ -290,3 +293,39 @@ def test_enforced_starts_a_plan_with_negative_starts_at_zero() -> None:
     done = execute(PAIR, MACHINE, "enforced", _plan(PAIR, {"a": -1.0, "b": 0.5, "c": 0.0}))
     assert done.starts == {"a": 0.0, "b": 0.5, "c": 2.0}
     assert not math.isnan(done.starts["c"])
+
+
+@given(instances(integer=False), st.sampled_from(["best:fast", "sgs:parallel:lft", "admission"]), st.data())
+def test_pos_with_the_flow_edges_of_a_peak_safe_plan_never_overflows(
+    instance: tuple[Workflow, Machine], method: str, data: st.DataObject
+) -> None:
+    # the order execution at nominal durations holds peaks, so its schedule has resource flows
+    workflow, machine = instance
+    held = execute(workflow, machine, "order", run(workflow, machine, method))
+    plan = _plan(workflow, held.starts, resource_flow_edges(workflow, machine, held.starts))
+    assert pos_safe(workflow, machine, plan.edges)
+    realised = realise(workflow, data.draw(factors(workflow, spread=0.9)))
+    avoidable, broken = verdict(realised, machine, execute(realised, machine, "pos", plan, nominal=workflow))
+    assert broken == 0
+    assert avoidable == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_compiled_simulation_runs_the_sampled_scenarios_the_oracle_then_scores() -> None:
+    suite = load("bundled:default")
+    machine = suite.machine("small")
+    for workflow in suite.workflows[:12]:
+        plan = run(workflow, machine, "best:fast")
+        plan = _plan(workflow, plan.starts, resource_flow_edges(workflow, machine, plan.starts))
+        scenarios = draw(workflow, 20, seed=1, noise=Noise(duration=0.25))
+        simulations = {p: Simulation(workflow, machine, p, plan) for p in ("enforced", "order", "pos")}
+        for k in range(len(scenarios)):
+            realised = scenarios.workflow(k)
+            for policy, simulation in simulations.items():
+                starts = simulation.run(scenarios.lengths[k], scenarios.scales[k])
+                avoidable, broken = verdict(realised, machine, simulation.schedule(starts))
+                assert broken == 0, policy
+                if policy != "enforced":
+                    assert avoidable == pytest.approx(0.0, abs=1e-9), policy
+                assert starts == list(
+                    execute(realised, machine, policy, plan, nominal=workflow).starts.values()
+                )
