@@ -22,7 +22,7 @@ from peakopt.cli.options import Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
 from peakopt.instances.errors import OutputError
-from peakopt.models import PeakoptError, SolveResult, content_hash
+from peakopt.models import PeakoptError, SolveResult, nominal_hash
 from peakopt.solver import BACKENDS
 from peakopt.solver.robust import ROBUST, Robust
 
@@ -230,7 +230,7 @@ def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
     if record is None:
         return False
     return all(
-        given is None or given == content_hash(model)
+        given is None or given == nominal_hash(model)
         for given, model in ((record.workflow_hash, job.workflow), (record.machine_hash, job.machine))
     )
 

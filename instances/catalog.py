@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from peakopt.instances.documents import decode_one
 from peakopt.instances.errors import InputError, from_validation
+from peakopt.models.uncertainty import Z90
 
 #: PeakBench's six functional categories of tool servers.
 CATEGORIES = (
@@ -40,9 +41,6 @@ RESOURCE_CLASSES = (
     "disk_io_heavy",
     "process_fanout",
 )
-
-#: z-score of the 90th percentile of a standard normal.
-_Z90 = 1.2815515655446004
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
 _Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -133,7 +131,7 @@ class Spread:
     @classmethod
     def from_percentiles(cls, p10: float, p90: float) -> Spread:
         """The lognormal whose 10th and 90th percentiles are ``p10`` and ``p90``."""
-        return cls(mu=(math.log(p10) + math.log(p90)) / 2, sigma=math.log(p90 / p10) / (2 * _Z90))
+        return cls(mu=(math.log(p10) + math.log(p90)) / 2, sigma=math.log(p90 / p10) / (2 * Z90))
 
     def at(self, z: float) -> float:
         """The value at standard-normal score ``z``."""

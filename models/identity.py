@@ -11,6 +11,9 @@ from pydantic import BaseModel
 def content_hash(model: BaseModel) -> str:
     """First 32 hex digits of the SHA-256 of the model's canonical JSON (its id or name included).
 
+    Everything is content, the tasks' ``varies`` too (scenarios and stored Monte Carlo results
+    depend on it); references use :func:`nominal_hash`.
+
     The canonical JSON is the model's JSON form without the fields left at their
     defaults, keys sorted, no spaces: equal content gives an equal hash whatever
     the key order or formatting of the file it was read from.
@@ -24,6 +27,22 @@ def content_hash(model: BaseModel) -> str:
     -------
     str
     """
+    return _digest(model.model_dump(mode="json", exclude_defaults=True))
+
+
+def nominal_hash(model: BaseModel) -> str:
+    """:func:`content_hash` of a workflow's nominal content: its tasks' ``varies`` left out.
+
+    A reference is solved at the nominal durations and demands, so saying (or changing) how they
+    vary leaves it valid; reference records carry this hash. A workflow without ``varies`` (and
+    a machine) has its :func:`content_hash`.
+    """
     document = model.model_dump(mode="json", exclude_defaults=True)
+    for task in document.get("tasks", ()):
+        task.pop("varies", None)
+    return _digest(document)
+
+
+def _digest(document: object) -> str:
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]

@@ -87,9 +87,10 @@ class SolveResult(BaseModel):
         Why, when status is ``error`` or ``unknown``; what was rounded, when
         not ``exact``.
     workflow_hash, machine_hash
-        :func:`~peakopt.models.content_hash` of the workflow and of the machine
-        solved, so that a reference is never used for other content under the
-        same id or name (None in files written before they existed).
+        :func:`~peakopt.models.nominal_hash` of the workflow (its content without the tasks'
+        ``varies``: a reference is solved at nominal figures) and of the machine solved, so
+        that a reference is never used for other content under the same id or name (None in
+        files written before they existed).
     edges
         The resource-flow edges of a robust reference (see :class:`Schedule`); none otherwise.
     """

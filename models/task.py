@@ -1,25 +1,18 @@
-"""Tool calls: a resource profile over a fixed duration, and predecessors."""
+"""Tool calls: a resource profile over a nominal duration (and how it varies), and predecessors."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Any, Self
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
-#: A finite, non-negative number (a duration in seconds or a demand). Strict: a
-#: JSON number (int or float), never ``true`` or ``"1.5"``, which lax pydantic
-#: would quietly read as 1.0 and 1.5 (a context's quoted numbers are converted
-#: by its reader, where the field can be named).
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+from peakopt.models.base import FROZEN, Cached, Demand, NonNegative
+from peakopt.models.uncertainty import Varies
 
-#: Resource name -> amount, e.g. ``{"cpu": 1.5, "memory_mb": 2048}``.
-Demand = dict[Annotated[str, Field(min_length=1)], NonNegative]
-
-FROZEN = ConfigDict(frozen=True, extra="forbid")
+__all__ = ["FROZEN", "REFERENCE", "Cached", "Demand", "NonNegative", "Segment", "Task", "references"]
 
 #: How a tool call's argument names another step's output: ``$fetch_txn.output``
 #: (a field may follow: ``$fetch_txn.output.amount``). The id runs up to the
@@ -30,27 +23,6 @@ REFERENCE = re.compile(r"\$([^\s$(),=\[\]{}\"']+?)\.output(?![A-Za-z0-9_])")
 def references(call: str) -> tuple[str, ...]:
     """The step ids a tool call's arguments name (``$id.output``), each once, in order."""
     return tuple(dict.fromkeys(REFERENCE.findall(call)))
-
-
-class Cached(BaseModel):
-    """A model whose ``cached_property`` values are never carried into a changed copy.
-
-    pydantic's :meth:`model_copy` copies the instance's ``__dict__``, where
-    :class:`functools.cached_property` keeps its values: a copy with other
-    fields would otherwise answer with the original's segments or index.
-    """
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy (see :meth:`pydantic.BaseModel.model_copy`); cached values are recomputed if ``update``."""
-        copy = super().model_copy(update=update, deep=deep)
-        if update:
-            for name in _cached_names(type(self)):
-                copy.__dict__.pop(name, None)
-        return copy
-
-
-def _cached_names(kind: type) -> list[str]:
-    return [n for c in kind.__mro__ for n, v in vars(c).items() if isinstance(v, cached_property)]
 
 
 class Segment(BaseModel):
@@ -94,6 +66,9 @@ class Task(Cached):
         Constant profile.
     profile
         Piecewise-constant profile, e.g. a start-up spike then a steady phase.
+    varies
+        How a real run departs from the nominal duration and demand
+        (:class:`~peakopt.models.uncertainty.Varies`); None: both fixed.
     meta
         Anything else (average CPU, tags, the source's fields).
     """
@@ -108,6 +83,7 @@ class Task(Cached):
     duration: NonNegative | None = None
     demand: Demand | None = None
     profile: tuple[Segment, ...] | None = None
+    varies: Varies | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

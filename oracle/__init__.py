@@ -10,6 +10,7 @@ from peakopt.oracle.planning import PlanScore, plan_score
 from peakopt.oracle.references import ReferenceError, check_references
 from peakopt.oracle.replay import replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.scenarios import Noise, Scenarios, draw
 from peakopt.oracle.score import ResourceScore, Score, Violation
 from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
 from peakopt.oracle.sweep import load_profile, runs
@@ -19,11 +20,13 @@ __all__ = [
     "BatchScorer",
     "BatchScores",
     "Measured",
+    "Noise",
     "PlanRow",
     "PlanScore",
     "ReferenceError",
     "ReplayOptions",
     "ResourceScore",
+    "Scenarios",
     "Score",
     "ScoreRow",
     "Violation",
@@ -32,6 +35,7 @@ __all__ = [
     "check_references",
     "correlate",
     "cva_floor",
+    "draw",
     "evaluate",
     "gaps",
     "load_profile",

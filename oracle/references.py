@@ -10,8 +10,9 @@ microseconds get the same verdict):
   ``0 <= lower_bound <= makespan``; ``optimal`` only when the lower bound
   equals the makespan (or is left out);
 - against the workflow and machine it is used for: the content hashes it
-  carries (``workflow_hash``, ``machine_hash``) are theirs; the lower bound is
-  at most the serial makespan (the sum of the durations, which every workflow
+  carries (``workflow_hash``, ``machine_hash``) are theirs (the workflow's nominal content:
+  a task's ``varies`` does not change its optimum, see :func:`~peakopt.models.nominal_hash`);
+  the lower bound is at most the serial makespan (the sum of the durations, which every workflow
   attains safely); a makespan comes with starts, every task of the workflow
   has a start and no start names an unknown task; the starts are
   dependency-valid and safe (avoidable cva 0, as the oracle judges them); and
@@ -28,7 +29,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow, content_hash
+from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow, content_hash, nominal_hash
 from peakopt.oracle.evaluate import evaluate
 from peakopt.oracle.exact import same_time
 
@@ -63,7 +64,7 @@ def claims(result: SolveResult) -> list[str]:
 def _identity(result: SolveResult, workflow: Workflow, machine: Machine) -> list[str]:
     found = []
     for what, claimed, actual in (
-        ("workflow", result.workflow_hash, content_hash(workflow)),
+        ("workflow", result.workflow_hash, nominal_hash(workflow)),
         ("machine", result.machine_hash, content_hash(machine)),
     ):
         if claimed is not None and claimed != actual:

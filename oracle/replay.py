@@ -24,6 +24,7 @@ from peakopt.models import Workflow
 from peakopt.oracle.exact import before
 from peakopt.oracle.parse import Parsed
 from peakopt.oracle.score import Violation
+from peakopt.oracle.simulate import timetable
 
 Mode = Literal["literal", "runtime"]
 DelayFrom = Literal["ready", "zero"]
@@ -93,25 +94,30 @@ def replay(
     -------
     Replay
     """
-    starts = {step: value for step, value in parsed.values.items() if step not in workflow.index}
-    problems = [_negative(s, v, parsed.kind) for s, v in parsed.values.items() if v < 0]
-    pushed, late, filled = 0, [], 0
-    for position in workflow.topological_order:
-        task = workflow.tasks[position]
-        step = task.id
-        ready = max(
-            (starts[p] + workflow.task(p).length for p in task.depends_on if p in starts), default=0.0
-        )
+    ids = [t.id for t in workflow.tasks]
+    requested: dict[str, float] = {}
+
+    def request(position: int, ready: float) -> float | None:
+        step = ids[position]
         if step not in parsed.values:
-            if missing == "asap":
-                starts[step], filled = ready, filled + 1
-            continue
-        requested = parsed.values[step]
+            return ready if missing == "asap" else None
+        value = parsed.values[step]
         if parsed.kind == "delay" and delay_from == "ready":
-            requested += ready
-        start = requested
-        if mode == "runtime" and before(requested, ready):
-            start, pushed = ready, pushed + 1
-            late.append(ready - requested)
-        starts[step] = start
-    return Replay(starts, pushed, sum(late), filled, tuple(problems))
+            value += ready
+        requested[step] = value
+        return value
+
+    # runtime is the simulator's ``enforced`` execution: one pass, one implementation
+    lengths = [t.length for t in workflow.tasks]
+    timed = timetable(
+        workflow.topological_order, workflow.predecessors, lengths, request, enforce=mode == "runtime"
+    )
+    starts = {step: value for step, value in parsed.values.items() if step not in workflow.index}
+    for j in workflow.topological_order:
+        start = timed[j]
+        if start is not None:
+            starts[ids[j]] = start
+    late = [starts[step] - wanted for step, wanted in requested.items() if before(wanted, starts[step])]
+    filled = sum(1 for step in ids if step in starts and step not in parsed.values)
+    problems = [_negative(s, v, parsed.kind) for s, v in parsed.values.items() if v < 0]
+    return Replay(starts, len(late), sum(late), filled, tuple(problems))

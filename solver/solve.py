@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal
 
-from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash
+from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash, nominal_hash
 from peakopt.oracle import Score, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
@@ -259,7 +259,7 @@ def _result(
             exact=problem.exact,
             tick=float(problem.tick),
             message="the best schedule found ends past the largest float (1.8e308 s): no start is writable",
-            workflow_hash=content_hash(workflow),
+            workflow_hash=nominal_hash(workflow),
             machine_hash=content_hash(machine),
         )
     starts, score = _real(workflow, machine, problem, outcome.starts, relaxed)
@@ -303,6 +303,6 @@ def _result(
         exact=problem.exact,
         tick=float(problem.tick),
         message=message,
-        workflow_hash=content_hash(workflow),
+        workflow_hash=nominal_hash(workflow),
         machine_hash=content_hash(machine),
     )

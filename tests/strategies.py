@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from peakopt.models import Machine, Schedule, Segment, Task, Workflow
+from peakopt.models import Machine, Schedule, Segment, Task, Varies, Workflow
 
 RESOURCES = ("cpu", "memory_mb")
 
@@ -74,3 +74,57 @@ def schedules(draw: st.DrawFn, workflow: Workflow, integer: bool = False) -> Sch
     """Arbitrary start times (not necessarily dependency-valid)."""
     starts = {t.id: draw(amounts(integer, 20)) for t in workflow.tasks}
     return Schedule(workflow=workflow.id, machine="m", starts=starts)
+
+
+def _percentiles(kind: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Ordered p10 <= p50 <= p90 a lognormal takes (p10 > 0)."""
+    value = st.floats(min_value=0.01, max_value=50, allow_nan=False)
+    return (
+        st.lists(value, min_size=3, max_size=3)
+        .map(sorted)
+        .map(lambda p: {"kind": kind, "p10": p[0], "p50": p[1], "p90": p[2]})
+    )
+
+
+def _triangular() -> st.SearchStrategy[dict[str, Any]]:
+    """Percentiles of a triangle that starts at or above 0: a width, a median share, a mode."""
+    return st.tuples(
+        st.floats(min_value=0, max_value=20), st.floats(min_value=0, max_value=1), st.floats(0.4, 0.6)
+    ).map(
+        lambda t: {
+            "kind": "triangular",
+            "p10": 10 + t[0],
+            "p50": 10 + t[0] + t[2] * t[1],
+            "p90": 10 + t[0] + t[1],
+        }
+    )
+
+
+def distributions() -> st.SearchStrategy[dict[str, Any]]:
+    """Any valid distribution of a ``varies`` field, as its JSON."""
+    return st.one_of(
+        st.floats(min_value=0, max_value=0.99).map(lambda x: {"kind": "uniform", "spread": x}),
+        _percentiles("lognormal"),
+        _triangular(),
+        st.lists(st.floats(min_value=0, max_value=50), min_size=1, max_size=5).map(
+            lambda s: {"kind": "empirical", "samples": s}
+        ),
+    )
+
+
+@st.composite
+def varies(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid ``varies`` field (a duration distribution, a demand one, or both), as its JSON."""
+    fields = {k: draw(distributions()) for k in ("duration", "demand") if draw(st.booleans())}
+    return fields or {"duration": draw(distributions())}
+
+
+@st.composite
+def varying_workflows(draw: st.DrawFn, **options: Any) -> Workflow:
+    """A random workflow (:func:`workflows`) where some tasks say how they vary."""
+    workflow = draw(workflows(**options))
+    tasks = [
+        t.model_copy(update={"varies": Varies.model_validate(draw(varies()))}) if draw(st.booleans()) else t
+        for t in workflow.tasks
+    ]
+    return workflow.model_copy(update={"tasks": tuple(tasks)})

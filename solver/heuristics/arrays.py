@@ -13,21 +13,15 @@ from functools import cached_property
 from peakopt.models import Machine, Task, Workflow
 from peakopt.models.workflow import longest_chains
 from peakopt.oracle import TOLERANCE
+from peakopt.oracle.dispatch import LOAD_SLACK, Need, clamped_needs, constrained, peak_needs
 
-#: Relative slack on capacities: a load may exceed a capacity by this fraction
-#: of it (floating-point residue only), a tenth of the oracle's tolerance so
-#: that the residue of the free-capacity sums stays within it.
-LOAD_SLACK = TOLERANCE / 10
+__all__ = ["LOAD_SLACK", "TIME_SLACK", "Block", "Need", "Problem", "compile_problem"]
 
 #: Relative slack on times: overlaps shorter than this fraction of the
 #: makespan's lower bound are rounding artefacts, not overlaps. The bound is
 #: at most any schedule's makespan, so such overlaps stay within the oracle's
 #: tolerance (relative to the schedule's time scale) whatever the unit.
 TIME_SLACK = TOLERANCE
-
-#: One resource need of a segment: (resource index, amount, smallest free
-#: capacity that admits it).
-Need = tuple[int, float, float]
 
 #: A segment that uses constrained resources: (offset from the task's start,
 #: duration, needs).
@@ -154,33 +148,18 @@ class Problem:
         return max((s + d for s, d in zip(starts, self.length, strict=True)), default=0.0)
 
 
-def _needs(demand: dict[str, float], index: dict[str, int], capacity: tuple[float, ...]) -> tuple[Need, ...]:
-    needs = []
-    for name, amount in demand.items():
-        k = index.get(name)
-        if k is not None and amount > 0:
-            cap = capacity[k]
-            clamped = min(amount, cap)
-            needs.append((k, clamped, clamped - LOAD_SLACK * cap))
-    return tuple(sorted(needs))
-
-
 def _blocks(
     task: Task, index: dict[str, int], capacity: tuple[float, ...]
 ) -> tuple[tuple[Block, ...], tuple[Need, ...]]:
     blocks: list[Block] = []
-    peak: dict[int, Need] = {}
     offset = 0.0
     for segment in task.segments:
-        duration, demand = segment.duration, segment.demand
-        needs = _needs(demand, index, capacity)
+        duration = segment.duration
+        needs = clamped_needs(segment.demand, index, capacity)
         if needs and duration > 0:
             blocks.append((offset, duration, needs))
-            for need in needs:
-                if need[1] > peak.get(need[0], (0, 0.0, 0.0))[1]:
-                    peak[need[0]] = need
         offset += duration
-    return tuple(blocks), tuple(peak[k] for k in sorted(peak))
+    return tuple(blocks), peak_needs(task, index, capacity)
 
 
 def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
@@ -199,10 +178,7 @@ def compile_problem(workflow: Workflow, machine: Machine | None) -> Problem:
         Plain tuples; cheap to build (no graph library, no pydantic objects).
     """
     tasks = workflow.tasks
-    used = sorted({r for t in tasks for s in t.segments for r in s.demand})
-    limits = machine.capacity if machine is not None else {}
-    resources = tuple(r for r in used if r in limits)
-    capacity = tuple(limits[r] for r in resources)
+    resources, capacity = constrained(workflow, machine)
     index = {r: k for k, r in enumerate(resources)}
     preds = workflow.predecessors
     succs: list[list[int]] = [[] for _ in tasks]

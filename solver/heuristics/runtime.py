@@ -6,9 +6,10 @@ starts when it is ready and admitted, and capacity is held for the whole step.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 
+from peakopt.oracle.dispatch import admit as admit_ready
+from peakopt.oracle.dispatch import dispatch
 from peakopt.solver.heuristics.arrays import LOAD_SLACK, Need, Problem
 
 
@@ -50,61 +51,19 @@ def semaphores(problem: Problem, *, strict: bool = False) -> list[float]:
 def admit(
     problem: Problem, needs: Sequence[tuple[Need, ...]], capacity: tuple[float, ...], *, strict: bool
 ) -> list[float]:
-    """Event simulation of greedy admission in ready order.
+    """Event simulation of admission in ready order: the oracle's event loop at nominal durations.
 
     Steps join a queue when their last predecessor finishes (together in
     input order); at each event the queue is scanned in order and every step
-    whose needs fit the free capacity starts.
+    whose needs fit the free capacity starts (:func:`peakopt.oracle.dispatch.admit`).
 
     Returns
     -------
     list of float
         Start times by task position.
     """
-    length, succs = problem.length, problem.succs
-    left = [len(p) for p in problem.preds]
-    queue = [j for j, count in enumerate(left) if not count]
-    running: list[tuple[float, int]] = []
-    free = list(capacity)
-    start = [0.0] * problem.size
-    now = 0.0
-    while queue or running:
-        queue = _admit_ready(queue, needs, free, strict, now, start, running, length)
-        now = running[0][0]
-        released: list[int] = []
-        while running and running[0][0] <= now:
-            task = heapq.heappop(running)[1]
-            for k, amount, _ in needs[task]:
-                free[k] += amount
-            for succ in succs[task]:
-                left[succ] -= 1
-                if not left[succ]:
-                    released.append(succ)
-        if not running:
-            free = list(capacity)  # nothing holds capacity: drop floating-point residue
-        queue.extend(sorted(released))
-    return start
 
+    def scan(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
+        return admit_ready(queue, needs, free, strict=strict)
 
-def _admit_ready(
-    queue: list[int],
-    needs: Sequence[tuple[Need, ...]],
-    free: list[float],
-    strict: bool,
-    now: float,
-    start: list[float],
-    running: list[tuple[float, int]],
-    length: tuple[float, ...],
-) -> list[int]:
-    """Start every queued step that fits now; return the steps still waiting."""
-    waiting: list[int] = []
-    for task in queue:
-        need = needs[task]
-        if (not strict or not waiting) and all(free[k] >= threshold for k, _, threshold in need):
-            for k, amount, _ in need:
-                free[k] -= amount
-            start[task] = now
-            heapq.heappush(running, (now + length[task], task))
-        else:
-            waiting.append(task)
-    return waiting
+    return dispatch(problem.length, problem.preds, problem.succs, needs, capacity, scan, problem.ids)
