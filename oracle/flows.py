@@ -13,8 +13,9 @@ stretching and shrinking durations.
   Artigues, Michelon & Reusser (2003). Steps, in start order, pull the units they need from steps
   that have ended and from the machine (the source); each pull from a step not already before it
   is an edge. Pulls that add no edge go first (the machine, steps already ordered before it), then
-  the ended step with the most units to give, so that few edges are added; edges implied by the
-  others are dropped at the end (a transitive reduction of the added edges).
+  the ended step with the most units to give, so that few edges are added (or the one that ended
+  first, for slack); edges implied by the others are dropped at the end (a transitive reduction
+  of the added edges).
 - :func:`pos_safe` and :func:`pos_overflow` check a POS independently of how it was built: the
   maximum-weight antichain per resource, from a minimum cut (Dilworth's theorem as a min-flow).
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from peakopt.models import Edge, Machine, Workflow
 from peakopt.models.workflow import longest_chains, topological_order
@@ -68,11 +70,18 @@ def earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[str,
     return {t.id: to_float(h, grid.exponent) for t, h in zip(workflow.tasks, heads, strict=True)}
 
 
+#: Which ended step a step links to when it must (see :func:`resource_flow_edges`).
+Prefer = Literal["most", "slack"]
+PREFER: tuple[Prefer, ...] = ("most", "slack")
+
+
 class _Flow:
     """The flow of one resource while steps are taken in start order (see :func:`resource_flow_edges`)."""
 
-    def __init__(self, peaks: Peaks) -> None:
+    def __init__(self, peaks: Peaks, finish: list[int], prefer: Prefer) -> None:
         self.peaks = peaks
+        # the most units first (fewest edges), or the earliest end first (the most slack)
+        self.rank = (lambda i: self.held[i]) if prefer == "most" else (lambda i: -finish[i])
         self.source = peaks.room
         self.held: dict[int, int] = {}  # step -> units it can still hand on once ended
 
@@ -96,7 +105,7 @@ class _Flow:
             others = [i for i in givers if self.held.get(i) and not before[0] >> i & 1]
             if not others:
                 raise ValueError(self._short(j))
-            giver = max(others, key=lambda i: self.held[i])
+            giver = max(others, key=self.rank)
             link.append(giver)
             before[0] |= 1 << giver
             need = self._take(giver, need)
@@ -119,7 +128,7 @@ class _Flow:
 
 
 def resource_flow_edges(
-    workflow: Workflow, machine: Machine, starts: Mapping[str, float]
+    workflow: Workflow, machine: Machine, starts: Mapping[str, float], *, prefer: Prefer = "most"
 ) -> tuple[Edge, ...]:
     """The resource-flow edges that make the schedule ``starts`` a safe partial-order schedule.
 
@@ -131,6 +140,11 @@ def resource_flow_edges(
         Step id -> start in seconds: a dependency-valid schedule that stays within every
         capacity with each step holding its clamped peak for its whole run (a schedule of the
         robust problem: every safe schedule of a workflow of constant profiles is one).
+    prefer
+        Where a step takes the units it cannot take without an edge: from the ended step with
+        the ``most`` units to give (few edges), or from the one that ended first (the edge with
+        the most ``slack`` at nominal durations, which a late predecessor is least likely to
+        use up). Either way the partial-order schedule is safe; they differ in flexibility.
 
     Returns
     -------
@@ -152,7 +166,7 @@ def resource_flow_edges(
     ids = [t.id for t in workflow.tasks]
     begin = [grid.starts[i] for i in ids]
     finish = [b + bounds[-1] for b, bounds in zip(begin, grid.bounds, strict=True)]
-    flows = [_Flow(p) for p in clamped_peaks(workflow, machine)]
+    flows = [_Flow(p, finish, prefer) for p in clamped_peaks(workflow, machine)]
     ancestors = [0] * len(ids)
     linked: list[list[int]] = [[] for _ in ids]
     done: list[int] = []

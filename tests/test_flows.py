@@ -13,6 +13,8 @@ from strategies import machines, workflows
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.flows import (
+    PREFER,
+    Prefer,
     earliest_starts,
     order_predecessors,
     pos_overflow,
@@ -96,9 +98,11 @@ def test_pos_safe_agrees_with_brute_force_antichains(
         assert load > decimal(capacity) * (1 + Fraction(1, 10**12))
 
 
-def check_flow(workflow: Workflow, machine: Machine, starts: dict[str, float]) -> None:
+def check_flow(
+    workflow: Workflow, machine: Machine, starts: dict[str, float], prefer: Prefer = "most"
+) -> None:
     """The flow edges of a schedule of the peak problem make a safe POS no later than it."""
-    edges = resource_flow_edges(workflow, machine, starts)
+    edges = resource_flow_edges(workflow, machine, starts, prefer=prefer)
     assert pos_safe(workflow, machine, edges)
     assert brute_force_safe(workflow, machine, edges) or len(workflow.tasks) > 7
     implied = closure(workflow, ())
@@ -117,11 +121,13 @@ def check_flow(workflow: Workflow, machine: Machine, starts: dict[str, float]) -
 
 
 @settings(max_examples=80)
-@given(workflows(max_tasks=7), machines())
-def test_flow_edges_of_a_heuristic_schedule_give_a_safe_pos(workflow: Workflow, machine: Machine) -> None:
+@given(workflows(max_tasks=7), machines(), st.sampled_from(PREFER))
+def test_flow_edges_of_a_heuristic_schedule_give_a_safe_pos(
+    workflow: Workflow, machine: Machine, prefer: Prefer
+) -> None:
     # a safe schedule of the peak problem: every step holds its peak for its whole run
     schedule = best_schedule(peak_workflow(workflow), machine, effort="fast")
-    check_flow(workflow, machine, schedule.starts)
+    check_flow(workflow, machine, schedule.starts, prefer)
 
 
 @settings(max_examples=40)
@@ -147,6 +153,18 @@ def test_a_serial_schedule_is_chained_without_implied_edges() -> None:
     edges = resource_flow_edges(workflow, machine, {"a": 0, "b": 2, "c": 4, "z": 1})
     assert edges == (("a", "b"), ("b", "c"))  # (a, c) follows; the zero-length z holds nothing
     assert earliest_starts(workflow, edges) == {"a": 0.0, "b": 2.0, "c": 4.0, "z": 0.0}
+
+
+def test_slack_links_to_the_step_that_ended_first() -> None:
+    tasks = [
+        Task(id="a", duration=1, demand={"cpu": 1}),
+        Task(id="b", duration=3, demand={"cpu": 1}),
+        Task(id="c", duration=1, demand={"cpu": 1}),
+    ]
+    workflow, machine = Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"cpu": 2})
+    starts = {"a": 0, "b": 0, "c": 3}
+    assert resource_flow_edges(workflow, machine, starts, prefer="slack") == (("a", "c"),)
+    assert resource_flow_edges(workflow, machine, starts) in ((("a", "c"),), (("b", "c"),))
 
 
 def test_a_schedule_over_a_peak_is_refused_naming_the_step_and_resource() -> None:
