@@ -21,7 +21,7 @@ from solver_helpers import assert_safe
 
 from peakopt.instances import SuiteSpec, generate_suite, load
 from peakopt.models import Machine, SolveResult, Suite, Workflow
-from peakopt.oracle.flows import earliest_starts, pos_safe
+from peakopt.oracle.flows import pos_earliest_starts, pos_safe
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust
 
@@ -54,7 +54,7 @@ def test_robust_against_solve(benchmark: BenchmarkFixture, name: str) -> None:
         assert_safe(result, workflow, machine)
         assert optimum.status == result.status == "optimal"
         assert pos_safe(workflow, machine, result.edges)
-        assert result.starts == earliest_starts(workflow, result.edges)
+        assert result.starts == pos_earliest_starts(workflow, result.edges)
         assert optimum.makespan is not None and result.makespan is not None
         assert result.makespan >= optimum.makespan - 1e-9
         costs.append(result.makespan / optimum.makespan - 1 if optimum.makespan else 0.0)
