@@ -26,11 +26,9 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from peakopt.campaign.executors import Where, open_executor
 from peakopt.campaign.hindsight import Bounds
+from peakopt.campaign.noise_run import OPTIMUM_ROW, ROBUST_ROW, NoiseRun
 from peakopt.campaign.store import Store
 from peakopt.campaign.stress import (
-    OPTIMUM,
-    ROBUST,
-    NoiseRun,
     Pair,
     Settings,
     auto_chunk,
@@ -50,10 +48,10 @@ THROUGHPUT_SAMPLES = 100
 JOBS = 2
 #: (row of the table, the store's method, execution policy; None: online)
 ROWS: tuple[tuple[str, str, Execution | None], ...] = (
-    ("literal", OPTIMUM, "literal"),
-    ("enforced", OPTIMUM, "enforced"),
-    ("order", OPTIMUM, "order"),
-    ("pos (robust)", ROBUST, None),
+    ("literal", OPTIMUM_ROW, "literal"),
+    ("enforced", OPTIMUM_ROW, "enforced"),
+    ("order", OPTIMUM_ROW, "order"),
+    ("pos (robust)", ROBUST_ROW, None),
     ("admission", "admission", None),
 )
 
@@ -108,8 +106,8 @@ def table(tmp: Path) -> dict[tuple[str, float], list[ScoreRow]]:
         for name, method, execute in ROWS[:3]:  # the optimum, executed three ways
             rows, _, _ = campaign(db, [method], NoiseRun(Noise(level), TABLE_SAMPLES, execute))
             found[name, level] = rows
-        rows, _, _ = campaign(db, [ROBUST, "admission"], NoiseRun(Noise(level), TABLE_SAMPLES))
-        found["pos (robust)", level] = [r for r in rows if r.source == ROBUST]
+        rows, _, _ = campaign(db, [ROBUST_ROW, "admission"], NoiseRun(Noise(level), TABLE_SAMPLES))
+        found["pos (robust)", level] = [r for r in rows if r.source == ROBUST_ROW]
         found["admission", level] = [r for r in rows if r.source == "admission"]
     return found
 

@@ -23,29 +23,20 @@ from typing import Any
 from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.hindsight import Bound
 from peakopt.campaign.limits import describe, time_limit
+from peakopt.campaign.noise_run import REFERENCE_ROWS, ROBUST_ROW, NoiseRun
 from peakopt.campaign.references import References, StoreReferences
 from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Result, ResultKey, Store, content_hash, params_text
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
-from peakopt.oracle.scenarios import Noise, Scenarios
+from peakopt.oracle.scenarios import Scenarios
 from peakopt.oracle.scoring import tier, with_efficiency
-from peakopt.oracle.simulate import Execution
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
 from peakopt.solver.solve import solve
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"
-
-#: The row of the proven optimum executed by ``--execute`` (a campaign under noise).
-OPTIMUM = "optimum"
-#: The row of the robust reference (``solve --robust``) executed as a partial-order schedule.
-ROBUST = "robust"
-#: Rows a campaign under noise adds beside its methods: the references, executed.
-REFERENCE_ROWS = (OPTIMUM, ROBUST)
-#: The execution of a method judged through its online form (no ``--execute``).
-ONLINE = "online"
 
 
 @dataclass(frozen=True)
@@ -78,39 +69,6 @@ class Settings:
         """The params part of the rows' keys (the noise settings too, under noise)."""
         extra = {} if self.noise is None else self.noise.params
         return params_text({"seed": self.seed, **extra})
-
-
-@dataclass(frozen=True)
-class NoiseRun:
-    """How ``peakopt stress --noise`` judges methods (see :mod:`peakopt.campaign.stress_noise`).
-
-    Parameters
-    ----------
-    noise
-        PeakBench's uniform perturbation of durations (and demands) for every task; None: each
-        task's own ``varies`` (a task without one keeps its nominal figures).
-    samples
-        Scenarios per workflow, the same for every method and machine (common random numbers).
-    execute
-        The execution policy applied to each method's nominal plan; None: each method's online form.
-    bound_limit
-        Seconds of CP-SAT search per scenario for its perfect-information bound.
-    """
-
-    noise: Noise | None
-    samples: int = 100
-    execute: Execution | None = None
-    bound_limit: float = 1.0
-
-    @property
-    def params(self) -> dict[str, object]:
-        """What the rows' keys hold of these settings (the CP-SAT limit of the bounds is not one)."""
-        return {
-            "noise": None if self.noise is None else self.noise.duration,
-            "noise_demand": None if self.noise is None else self.noise.demand,
-            "samples": self.samples,
-            "execute": self.execute or ONLINE,
-        }
 
 
 @dataclass(frozen=True)
@@ -148,7 +106,7 @@ class Item:
         """
         solve_time = 0.0 if self.reference is not None else solve_deadline(self.settings.time_limit)
         runs = 1 if self.settings.noise is None else self.settings.noise.samples
-        if ROBUST in self.methods:
+        if ROBUST_ROW in self.methods:
             solve_time += solve_deadline(self.settings.time_limit)
         return solve_time + len(self.methods) * self.settings.method_limit * runs
 

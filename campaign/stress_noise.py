@@ -7,9 +7,9 @@ machine is judged on the same realisations, and a rerun on the same ones):
 - a method runs through its online form (:func:`peakopt.solver.heuristics.online.policy_factory`:
   it decides at run time from what has finished), or with ``--execute POLICY`` its nominal
   plan is executed by that policy (:mod:`peakopt.oracle.simulate`);
-- :data:`~peakopt.campaign.stress.OPTIMUM` (with ``--execute``): the proven optimum, executed by
+- :data:`~peakopt.campaign.noise_run.OPTIMUM_ROW` (with ``--execute``): the proven optimum, executed by
   the policy — what PeakBench's Table 8 perturbs;
-- :data:`~peakopt.campaign.stress.ROBUST`: the robust reference
+- :data:`~peakopt.campaign.noise_run.ROBUST_ROW`: the robust reference
   (:func:`peakopt.solver.robust.solve_robust`), executed as the partial-order schedule it is.
 
 Each realised schedule is scored by the oracle on its realised workflow and its makespan
@@ -17,7 +17,7 @@ compared with the scenario's perfect-information bound (:mod:`peakopt.campaign.h
 The bounds of every scenario of the campaign are found first (:func:`attach_bounds`), on the
 pools, and kept in the store's ``bounds`` table; a rerun, another policy or another method on
 the same scenarios reuses them. Rows are keyed by the noise settings too
-(:attr:`peakopt.campaign.stress.NoiseRun.params`), so one store holds several noise levels.
+(:attr:`peakopt.campaign.noise_run.NoiseRun.params`), so one store holds several noise levels.
 """
 
 from __future__ import annotations
@@ -29,15 +29,12 @@ from dataclasses import replace
 from peakopt.campaign.executors import Executor
 from peakopt.campaign.hindsight import Bounds, StoreBounds, perfect_information, scenario_jobs
 from peakopt.campaign.limits import describe, time_limit
+from peakopt.campaign.noise_run import ONLINE, OPTIMUM_ROW, ROBUST_ROW, NoiseRun
 from peakopt.campaign.runner import Work
 from peakopt.campaign.store import Result, Store
 from peakopt.campaign.stress import (
-    ONLINE,
-    OPTIMUM,
-    ROBUST,
     Done,
     Item,
-    NoiseRun,
     error_result,
     failed_item,
     method_schedule,
@@ -90,7 +87,7 @@ def simulation(item: Item, method: str, reference: SolveResult | None) -> tuple[
     workflow, machine, settings = item.workflow, item.machine, item.settings
     noise = settings.noise
     assert noise is not None
-    if method == ROBUST:
+    if method == ROBUST_ROW:
         robust = solve_robust(
             workflow, machine, time_limit=settings.time_limit, workers=settings.workers, seed=settings.seed
         )
@@ -100,7 +97,7 @@ def simulation(item: Item, method: str, reference: SolveResult | None) -> tuple[
         return Simulation(workflow, machine, "pos", plan), "pos"
     if noise.execute is None:
         return Simulation(workflow, machine, factory=policy_factory(method, seed=settings.seed)), ONLINE
-    if method == OPTIMUM:
+    if method == OPTIMUM_ROW:
         plan = None if reference is None else reference.schedule
         if plan is None:
             raise RuntimeError("no reference schedule to execute")

@@ -20,15 +20,7 @@ from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option, check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import (
-    board_json,
-    board_tables,
-    check_formats,
-    emit,
-    format_options,
-    monte_carlo_table,
-    stacked,
-)
+from peakopt.cli.tables import board_json, board_tables, check_formats, emit, format_options, stacked
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
@@ -159,10 +151,7 @@ def show_summaries(
     if as_json and ranked is not None:
         click.echo(board_json(ranked), nl=False)
     reasons = errors_table(rows)
-    # groups judged under noise (stress --samples, score --samples) show their Monte Carlo figures too
-    sampled = [s for s in found if s.monte_carlo is not None]
-    noisy = [monte_carlo_table(sampled, f"{title}: under noise")] if sampled else []
-    show_tables(table_format, [*tables, report_table(found, title), *noisy, *([reasons] if reasons else [])])
+    show_tables(table_format, [*tables, report_table(found, title), *([reasons] if reasons else [])])
 
 
 def gate(

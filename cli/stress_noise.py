@@ -9,19 +9,18 @@ import click
 from rich.console import Console
 
 from peakopt.campaign.executors import Executor
+from peakopt.campaign.noise_run import OPTIMUM_ROW, ROBUST_ROW, NoiseRun
 from peakopt.campaign.store import Store
-from peakopt.campaign.stress import OPTIMUM, ROBUST, Item, NoiseRun, Settings
+from peakopt.campaign.stress import Item, Settings
 from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
-from peakopt.cli.options import COUNT, SECONDS, Finite
+from peakopt.cli.options import COUNT, SECONDS
+from peakopt.cli.sampling import NOISE
 from peakopt.oracle.scenarios import Noise
 from peakopt.oracle.simulate import EXECUTIONS, Execution
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: A relative noise level: ±X, below 100 % (a duration never goes negative by the noise alone).
-LEVEL = Finite(0, 1, max_open=True)
 
 #: Scenarios per workflow when --noise or --noise-demand is given without --samples.
 SAMPLES = 100
@@ -32,14 +31,14 @@ def noise_options(command: F) -> F:
     options = [
         click.option(
             "--noise",
-            type=LEVEL,
+            type=NOISE,
             metavar="X",
             help="Judge every method under noise: durations uniform within ±X (0.25 is ±25 %) "
             "of their nominal values (PeakBench's protocol), instead of the tasks' own varies.",
         ),
         click.option(
             "--noise-demand",
-            type=LEVEL,
+            type=NOISE,
             metavar="Y",
             help="Under noise, every task's demands scaled by one factor uniform within 1 ± Y "
             "(instead of the tasks' own varies).",
@@ -104,7 +103,7 @@ def noise_run(
 
 def noisy_rows(run: NoiseRun) -> tuple[str, ...]:
     """The reference rows beside the methods: the robust reference, and the optimum when executed."""
-    return (ROBUST,) if run.execute is None else (OPTIMUM, ROBUST)
+    return (ROBUST_ROW,) if run.execute is None else (OPTIMUM_ROW, ROBUST_ROW)
 
 
 def bound_items(

@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 from stress_helpers import small_suite, table
 
+from peakopt.campaign.noise_run import NoiseRun
 from peakopt.campaign.store import read_score_rows
-from peakopt.campaign.stress import NoiseRun, Settings
+from peakopt.campaign.stress import Settings
 from peakopt.cli.main import cli
 from peakopt.oracle import ScoreRow
 from peakopt.oracle.scenarios import Noise
