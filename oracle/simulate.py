@@ -184,6 +184,9 @@ class Simulation:
         self.graph: Sequence[Sequence[int]] = self.preds
         if policy == "pos":
             self.order, self.graph = with_edges(self.workflow, plan.edges)
+        # pos requests -inf: a step starts when its predecessors allow, whatever the plan says
+        wanted = self.planned if policy == "enforced" else [-math.inf] * self.size
+        self.request: StartRequest = lambda j, _: wanted[j]
         if policy == "order":
             self.sequence = plan_sequence(self.workflow, plan)
 
@@ -203,11 +206,7 @@ class Simulation:
         if self.kind == "literal":
             return list(self.planned)
         if self.kind in ("enforced", "pos"):
-            planned = self.planned if self.kind == "enforced" else [-math.inf] * self.size
-            return cast(
-                list[float],
-                timetable(self.order, self.graph, lengths, lambda j, _: planned[j], enforce=True),
-            )
+            return cast(list[float], timetable(self.order, self.graph, lengths, self.request, enforce=True))
         return dispatch(
             lengths, self.preds, self.succs, self.needs, self.capacity, self._decider(), self.ids, self.name
         )
