@@ -13,7 +13,8 @@ from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.scenarios import Noise, Scenarios, draw
 from peakopt.oracle.score import ResourceScore, Score, Violation
 from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
-from peakopt.oracle.simulate import EXECUTIONS, Execution, Simulation, SimulationError, execute
+from peakopt.oracle.dispatch import SimulationError
+from peakopt.oracle.simulate import EXECUTIONS, Execution, Simulation, execute
 from peakopt.oracle.sweep import load_profile, runs
 
 __all__ = [
