@@ -14,14 +14,17 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from peakopt.campaign.store import Store
 from peakopt.models import Machine, Schedule, Workflow
 
-#: How a bound was found: the layers of :func:`bound_one`, in order.
+#: How a bound was found: the layers of :func:`peakopt.campaign.hindsight.bound_one`, in order.
 Source = Literal["shortcut", "cliques", "cpsat", "error"]
 SOURCES: tuple[Source, ...] = ("shortcut", "cliques", "cpsat", "error")
+
+#: What is known of a scenario's optimum.
+BoundStatus = Literal["optimal", "feasible", "error"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class Bound:
         The best schedule's starts by task position (empty on error).
     """
 
-    status: Literal["optimal", "feasible", "error"]
+    status: BoundStatus
     makespan: float | None
     lower_bound: float
     source: Source
@@ -94,12 +97,12 @@ class Bound:
         """A ``bounds`` row (without its key) as a bound."""
         status, makespan, lower, source, limit, seconds, starts = row
         return cls(
-            status,  # type: ignore[arg-type]
-            None if makespan is None else float(makespan),  # type: ignore[arg-type]
-            float(lower),  # type: ignore[arg-type]
-            source,  # type: ignore[arg-type]
-            float(limit),  # type: ignore[arg-type]
-            float(seconds),  # type: ignore[arg-type]
+            cast(BoundStatus, status),
+            None if makespan is None else float(cast(float, makespan)),
+            float(cast(float, lower)),
+            cast(Source, source),
+            float(cast(float, limit)),
+            float(cast(float, seconds)),
             tuple(json.loads(str(starts))),
         )
 
