@@ -98,10 +98,7 @@ def test_labels_are_the_short_scalar_fields_the_oracle_does_not_read(record: dic
         else:
             # a key the oracle reads (``setting``, ``tier``...) is never a label, whatever its value
             assert (
-                value is None
-                or len(str(value)) > LABEL_LENGTH
-                or key in READ_KEYS
-                or key in STRUCTURE_FIELDS
+                value is None or len(str(value)) > LABEL_LENGTH or key in READ_KEYS or key in STRUCTURE_FIELDS
             )
 
 
