@@ -44,6 +44,8 @@ from peakopt.campaign.hindsight_cache import (
 )
 from peakopt.campaign.runner import Work, run_work
 from peakopt.models import Machine, PeakoptError, Schedule, Workflow, content_hash, nominal_hash
+from peakopt.oracle.sampled import Optima
+from peakopt.oracle.scenarios import Scenarios
 from peakopt.solver import solve
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import greedy_cliques
@@ -67,6 +69,7 @@ __all__ = [
     "StoreBounds",
     "bound_one",
     "failed_bound",
+    "hindsight_optima",
     "perfect_information",
     "scenario_jobs",
     "scenario_key",
@@ -317,3 +320,35 @@ def perfect_information(
             pass
     found.seconds = time.perf_counter() - began
     return found
+
+
+def hindsight_optima(
+    cache: BoundCache | None = None,
+    *,
+    time_limit: float = 1.0,
+    seed: int = 0,
+    executor: Executor | None = None,
+) -> Optima:
+    """The perfect-information bound in the form :class:`~peakopt.oracle.sampled.Sampling` asks for it.
+
+    Parameters
+    ----------
+    cache
+        Where bounds are kept between pairs and runs (a fresh in-memory cache by default).
+    time_limit, seed, executor
+        As :func:`perfect_information` takes them.
+
+    Returns
+    -------
+    Optima
+        Per scenario of a workflow × machine: the value gaps are measured against (the realised
+        optimum where proven, else its lower bound; None where a worker was lost).
+    """
+    held = MemoryCache() if cache is None else cache
+
+    def optima(workflow: Workflow, machine: Machine, scenarios: Scenarios) -> list[float | None]:
+        jobs = scenario_jobs(workflow, machine, scenarios)
+        found = perfect_information(jobs, held, executor=executor, time_limit=time_limit, seed=seed)
+        return [found.by_key[job.key].value for job in jobs]
+
+    return optima

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from peakopt.cli.common import warn
-from peakopt.cli.options import COUNT, Finite, seed_option
+from peakopt.cli.options import COUNT, SECONDS, Finite, seed_option
 from peakopt.oracle.replay import MODES
 from peakopt.oracle.simulate import EXECUTIONS
 
@@ -18,6 +18,21 @@ F = TypeVar("F", bound=Callable[..., Any])
 REPLAY_EXECUTIONS = {"literal": "literal", "runtime": "enforced"}
 #: A noise's relative half-width: [0, 1).
 NOISE = Finite(0, 1, max_open=True)
+
+
+#: Seconds of CP-SAT search per scenario for the perfect-information bound, by default.
+BOUND_LIMIT = 1.0
+
+
+def bound_limit_option(func: F) -> F:
+    """``--bound-limit``: the search per scenario for its own optimum (``score`` and ``stress``)."""
+    return click.option(
+        "--bound-limit",
+        type=SECONDS,
+        metavar="SECONDS",
+        help="With sampled scenarios, seconds of CP-SAT search per scenario for its own optimum "
+        f"(the perfect-information bound) [default: {BOUND_LIMIT:g}].",
+    )(func)
 
 
 class ExecutionType(click.ParamType[str]):
@@ -35,6 +50,7 @@ class ExecutionType(click.ParamType[str]):
 
 def sampling_options(func: F) -> F:
     """The options of :func:`sampling`, in the order ``--help`` shows them."""
+    func = bound_limit_option(func)
     func = seed_option("Seed of the sampled scenarios (with --samples).")(func)
     func = click.option(
         "--noise-demand",
@@ -83,9 +99,9 @@ def execution(ctx: click.Context, execute: str, replay: str | None) -> str:
 
 
 def check_sampling(ctx: click.Context, samples: int | None) -> None:
-    """Refuse --noise, --noise-demand or --seed without --samples: they would change nothing."""
+    """Refuse --noise, --noise-demand, --seed or --bound-limit without --samples: they change nothing."""
     if samples is not None:
         return
-    for name in ("noise", "noise_demand", "seed"):
+    for name in ("noise", "noise_demand", "seed", "bound_limit"):
         if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError(f"--{name.replace('_', '-')} needs --samples")

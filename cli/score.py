@@ -14,7 +14,7 @@ from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, Output, claim
-from peakopt.cli.sampling import check_sampling, execution, sampling_options
+from peakopt.cli.sampling import BOUND_LIMIT, check_sampling, execution, sampling_options
 from peakopt.cli.tables import (
     check_formats,
     correlation_table,
@@ -136,6 +136,7 @@ def score(
     noise: float | None,
     noise_demand: float | None,
     seed: int,
+    bound_limit: float | None,
     delay_from: str,
     missing: str,
     by: tuple[str, ...],
@@ -154,9 +155,10 @@ def score(
 
     --execute says how a plan runs (at nominal durations, and over the
     scenarios of --samples): each row gains its Monte Carlo figures
-    (probability of an avoidable overflow, expected and p95 makespan...),
-    the scenarios drawn from the tasks' own varies, or from --noise and
-    --noise-demand instead.
+    (probability of an avoidable overflow, expected and p95 makespan...,
+    and the expected gap to each scenario's own optimum, the
+    perfect-information bound), the scenarios drawn from the tasks' own
+    varies, or from --noise and --noise-demand instead.
 
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
     """
@@ -169,7 +171,15 @@ def score(
     # click.Choice has checked the values against the Literal types' members
     options = ReplayOptions(delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing))
     drawn = None if noise is None and noise_demand is None else Noise(noise or 0.0, noise_demand or 0.0)
-    sampling = Sampling(how, samples or 0, seed, drawn, _online_plugin(how) if ":" in how else None)
+    # each scenario's own optimum, for the gap to the perfect-information bound (solved here, once per
+    # scenario; ``stress --samples`` solves them on every core and keeps them in its store)
+    optima = None
+    if samples:
+        from peakopt.campaign.hindsight import hindsight_optima  # the solver: only when sampling
+
+        optima = hindsight_optima(time_limit=BOUND_LIMIT if bound_limit is None else bound_limit, seed=seed)
+    plugin = _online_plugin(how) if ":" in how else None
+    sampling = Sampling(how, samples or 0, seed, drawn, plugin, optima)
     rows = score_records(answer_records(schedules), scopes, references, options, sampling)
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)

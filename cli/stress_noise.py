@@ -15,8 +15,8 @@ from peakopt.campaign.stress import Item, Settings
 from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
-from peakopt.cli.options import COUNT, SECONDS
-from peakopt.cli.sampling import NOISE
+from peakopt.cli.options import COUNT
+from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
 from peakopt.oracle.scenarios import Noise
 from peakopt.oracle.simulate import EXECUTIONS, Execution
 
@@ -57,14 +57,8 @@ def noise_options(command: F) -> F:
             help="Under noise, execute each method's nominal plan by this policy instead of "
             "running its online form; adds the row 'optimum' (the optimum, executed so).",
         ),
-        click.option(
-            "--bound-limit",
-            type=SECONDS,
-            metavar="SECONDS",
-            help="Under noise, seconds of CP-SAT search per scenario for its own optimum "
-            "(the perfect-information bound) [default: 1].",
-        ),
     ]
+    command = bound_limit_option(command)
     for option in reversed(options):
         command = option(command)
     return command
@@ -97,7 +91,7 @@ def noise_run(
         None if noise is None and demand is None else Noise(noise or 0.0, demand or 0.0),
         samples or SAMPLES,
         cast("Execution | None", execute),
-        1.0 if bound_limit is None else bound_limit,
+        BOUND_LIMIT if bound_limit is None else bound_limit,
     )
 
 
