@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -142,7 +143,7 @@ def _follow(
     sampler: _CgroupSampler | TreeSampler,
     samples: list[Sample],
     interval: float,
-) -> tuple[int, os.struct_rusage]:
+) -> tuple[int, resource.struct_rusage]:
     """Sample until the command exits; its exit code and the kernel's resource usage of the whole tree."""
     tick = time.monotonic()
     while True:

@@ -111,5 +111,5 @@ def rounded_durations(durations: Sequence[float], places: int = 3) -> list[float
 
 def ceil_to(value: float, places: int) -> float:
     """``value`` rounded up to ``places`` decimals (a demand never understated)."""
-    factor = 10**places
+    factor = 10.0**places
     return math.ceil(round(value * factor, 9)) / factor

@@ -102,14 +102,14 @@ async def run_command(
     on_start: Callable[[int], None] | None = None,
 ) -> Outcome:
     """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
-    pipes = {"stdin": asyncio.subprocess.DEVNULL, "stdout": asyncio.subprocess.DEVNULL}
+    devnull, pipe = asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE
     if isinstance(command, str):
         proc = await asyncio.create_subprocess_shell(
-            command, **pipes, stderr=asyncio.subprocess.PIPE, start_new_session=True
+            command, stdin=devnull, stdout=devnull, stderr=pipe, start_new_session=True
         )
     else:
         proc = await asyncio.create_subprocess_exec(
-            *command, **pipes, stderr=asyncio.subprocess.PIPE, start_new_session=True
+            *command, stdin=devnull, stdout=devnull, stderr=pipe, start_new_session=True
         )
     started = time.monotonic()
     if on_start is not None:
