@@ -18,10 +18,13 @@ and the schedule of the actual starts, which :func:`peakopt.oracle.evaluate` sco
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from peakopt.instances.errors import InputError, from_validation
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.models.base import FROZEN
 from peakopt.oracle.scenarios import Scenarios
@@ -129,3 +132,32 @@ class Trace(BaseModel):
             meta={"trace": True},
         )
         return scenario.workflow(0), schedule
+
+
+def trace_json(trace: Trace) -> str:
+    """The trace as an indented JSON document (fields left at None are left out)."""
+    return trace.model_dump_json(indent=2, exclude_none=True) + "\n"
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read a trace written by :func:`trace_json` (``peakopt run -o``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or is not a trace (naming the field and the rule).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, "", f"cannot be read ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"line {exc.lineno}", f"not JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != "peakopt-trace":
+        raise InputError(path, "", 'is not a peakopt trace (no "format": "peakopt-trace")')
+    try:
+        return Trace.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(path, exc, data) from None
