@@ -14,7 +14,7 @@ from peakopt.models import Task
 from peakopt.runtime.fill import filled, find_step, read_document
 from peakopt.runtime.measurement import ACCOUNTINGS
 from peakopt.runtime.profile import INTERVAL, profile_command
-from peakopt.runtime.segments import MAX_SEGMENTS, TOLERANCE
+from peakopt.runtime.segments import MAX_SEGMENTS, MERGE_TOLERANCE
 
 
 def summary(task: Task) -> str:
@@ -46,7 +46,7 @@ def summary(task: Task) -> str:
 @click.option(
     "--tolerance",
     type=PROBABILITY,
-    default=TOLERANCE,
+    default=MERGE_TOLERANCE,
     show_default=True,
     help="A new segment starts where usage changes by more than this share of its peak.",
 )

@@ -31,7 +31,7 @@ def given_commands(values: tuple[str, ...]) -> dict[str, Step]:
     return found
 
 
-def verdict(trace: Trace, machine: Machine) -> str:
+def trace_verdict(trace: Trace, machine: Machine) -> str:
     """One line: the oracle's verdict on the trace (safe, avoidable cva, makespan) and the steps' outcome."""
     workflow, schedule = trace.realised()
     score = evaluate(workflow, machine, schedule)
@@ -150,7 +150,7 @@ def run_command(
         wrote(output, f"trace of {plural(len(trace.steps), 'step')}")
     if as_json:
         click.echo(text, nl=False)
-    note(verdict(trace, machine))
+    note(trace_verdict(trace, machine))
     failed = [r for r in trace.steps if r.status == "failed"]
     if failed:
         skipped = sum(r.status == "skipped" for r in trace.steps)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.oracle.dispatch import admit, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
-from peakopt.runtime.steps import Outcome, Step, run_step
+from peakopt.runtime.steps import Step, StepOutcome, run_step
 from peakopt.runtime.trace import PLACES, OnFailure, StepRecord, Trace
 
 #: Where a step's command is found in the workflow: ``task.meta["command"]``.
@@ -120,7 +120,7 @@ class Controller:
         wall = datetime.datetime.now(datetime.UTC).isoformat()
         state = _State(self.workflow, time.monotonic(), len(self.capacity))
         state.free = list(self.capacity)
-        running: dict[asyncio.Task[Outcome], str] = {}
+        running: dict[asyncio.Task[StepOutcome], str] = {}
         try:
             while True:
                 if state.ready and not state.stopping:
@@ -139,7 +139,7 @@ class Controller:
             raise
         return self._trace(state, wall)
 
-    def _start(self, state: _State, running: dict[asyncio.Task[Outcome], str]) -> None:
+    def _start(self, state: _State, running: dict[asyncio.Task[StepOutcome], str]) -> None:
         now = time.monotonic() - state.t0
         ready = tuple(state.ready)
         free = dict(zip(self.resources, state.free, strict=True))
@@ -160,7 +160,7 @@ class Controller:
             options = {"measure": self.measure, "interval": self.interval}
             running[asyncio.create_task(run_step(self.steps[step], **options))] = step
 
-    def _finish(self, state: _State, step: str, outcome: Outcome) -> None:
+    def _finish(self, state: _State, step: str, outcome: StepOutcome) -> None:
         j = self.index[step]
         end = outcome.ended - state.t0
         for k, amount, _ in self.needs[j]:

@@ -2,7 +2,7 @@
 
 :func:`measure_run` starts the command, samples it every ``interval`` seconds until it exits
 (cgroup v2 counters where :func:`~peakopt.runtime.cgroups.detect` allows, else psutil over the
-process tree) and turns the samples into :class:`Piece` s, consecutive intervals of constant
+process tree) and turns the samples into :class:`UsagePiece` s, consecutive intervals of constant
 usage whose CPU seconds add up to the run's exact total. The measurement ends when the command
 exits; a descendant that outlives it is not followed (it is killed when the run is interrupted).
 """
@@ -35,7 +35,7 @@ class ProfileError(PeakoptError):
 
 
 @dataclass(frozen=True)
-class Piece:
+class UsagePiece:
     """An interval of a run with one usage: ``duration`` seconds at ``cores`` cores and ``memory_mb`` MiB."""
 
     duration: float
@@ -44,7 +44,7 @@ class Piece:
 
 
 @dataclass(frozen=True)
-class Run:
+class MeasuredRun:
     """One measured run.
 
     Attributes
@@ -57,7 +57,7 @@ class Run:
         Peak resident memory, MiB (cgroup: ``memory.peak``; psutil: the highest sampled sum, or
         the largest single process's ``ru_maxrss`` if higher).
     pieces
-        Usage over time, back to back from the start (see :func:`pieces`).
+        Usage over time, back to back from the start (see :func:`usage_pieces`).
     exit_code
         The command's exit status (negative: killed by that signal).
     accounting, interval
@@ -67,7 +67,7 @@ class Run:
     seconds: float
     cpu_seconds: float
     peak_mb: float
-    pieces: tuple[Piece, ...]
+    pieces: tuple[UsagePiece, ...]
     exit_code: int
     accounting: str
     interval: float
@@ -88,7 +88,7 @@ class _CgroupSampler:
         return Sample(now - self.started, cores, self.group.memory_current() / MIB)
 
 
-def choose(accounting: Accounting) -> Detected:
+def choose_accounting(accounting: Accounting) -> Detected:
     """Where to create cgroups (``parent``), or None with the reason psutil is used."""
     if accounting == "psutil":
         return Detected(None, "psutil sampling was asked for")
@@ -98,7 +98,9 @@ def choose(accounting: Accounting) -> Detected:
     return found
 
 
-def measure_run(argv: Sequence[str], *, interval: float = 0.05, accounting: Accounting = "auto") -> Run:
+def measure_run(
+    argv: Sequence[str], *, interval: float = 0.05, accounting: Accounting = "auto"
+) -> MeasuredRun:
     """Run ``argv`` (no shell) to its end, sampled every ``interval`` seconds.
 
     Raises
@@ -106,7 +108,7 @@ def measure_run(argv: Sequence[str], *, interval: float = 0.05, accounting: Acco
     ProfileError
         When the command is not found or cannot be started, or cgroups are asked for and unavailable.
     """
-    found = choose(accounting)
+    found = choose_accounting(accounting)
     with Cgroup(found.parent) if found.parent else contextlib.nullcontext() as group:
         started = time.monotonic()
         try:
@@ -135,7 +137,7 @@ def measure_run(argv: Sequence[str], *, interval: float = 0.05, accounting: Acco
             peak = max(getattr(sampler, "peak_mb", 0.0), usage.ru_maxrss / 1024)  # ru_maxrss: KiB
             how = "psutil"
     peak = max(peak, max((s.memory_mb for s in samples), default=0.0))
-    return Run(seconds, cpu, peak, pieces(samples, seconds, cpu), status, how, interval)
+    return MeasuredRun(seconds, cpu, peak, usage_pieces(samples, seconds, cpu), status, how, interval)
 
 
 def _follow(
@@ -156,7 +158,7 @@ def _follow(
         time.sleep(max(0.0, tick - time.monotonic()))
 
 
-def pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) -> tuple[Piece, ...]:
+def usage_pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) -> tuple[UsagePiece, ...]:
     """The intervals between samples (the last one up to the exit), with the tree's usage in each.
 
     An interval's cores are those of the sample that closes it (CPU since the previous one); its
@@ -164,16 +166,16 @@ def pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) -> tup
     interval gets the CPU time the samples did not see, so the pieces' CPU seconds add up to
     ``cpu_seconds``.
     """
-    found: list[Piece] = []
+    found: list[UsagePiece] = []
     begin, memory = 0.0, 0.0
     for sample in samples:
         if sample.time > begin:
-            found.append(Piece(sample.time - begin, sample.cores, max(memory, sample.memory_mb)))
+            found.append(UsagePiece(sample.time - begin, sample.cores, max(memory, sample.memory_mb)))
         begin, memory = max(begin, sample.time), sample.memory_mb
     seen = sum(p.duration * p.cores for p in found)
     rest = seconds - begin
     if rest > 0:
-        found.append(Piece(rest, max(0.0, cpu_seconds - seen) / rest, memory))
+        found.append(UsagePiece(rest, max(0.0, cpu_seconds - seen) / rest, memory))
     return tuple(found)
 
 

@@ -26,8 +26,15 @@ from typing import Any
 
 from peakopt.models import Segment, Task
 from peakopt.models.uncertainty import Lognormal, Varies
-from peakopt.runtime.measurement import Accounting, ProfileError, Run, choose, measure_run
-from peakopt.runtime.segments import MAX_SEGMENTS, TOLERANCE, Span, ceil_to, merge, rounded_durations
+from peakopt.runtime.measurement import Accounting, MeasuredRun, ProfileError, choose_accounting, measure_run
+from peakopt.runtime.segments import (
+    MAX_SEGMENTS,
+    MERGE_TOLERANCE,
+    ProfileSpan,
+    ceil_to,
+    merge_pieces,
+    rounded_durations,
+)
 
 #: Sampling interval in seconds, by default.
 INTERVAL = 0.05
@@ -50,7 +57,7 @@ def spread(values: Sequence[float]) -> Lognormal | None:
     return Lognormal(kind="lognormal", p10=round(p10, 3), p50=round(p50, 3), p90=round(p90, 3))
 
 
-def segments(spans: Sequence[Span]) -> tuple[Segment, ...]:
+def segments(spans: Sequence[ProfileSpan]) -> tuple[Segment, ...]:
     """Spans as profile segments (durations to 1 ms, cores up to 0.01, memory up to 1 MiB)."""
     durations = rounded_durations([s.duration for s in spans])
     return tuple(
@@ -70,18 +77,20 @@ def _peaks(profile: Sequence[Segment]) -> tuple[float, float]:
 
 
 def profile_runs(
-    runs: Sequence[Run],
+    runs: Sequence[MeasuredRun],
     task_id: str,
     command: Sequence[str],
     *,
-    tolerance: float = TOLERANCE,
+    tolerance: float = MERGE_TOLERANCE,
     max_segments: int = MAX_SEGMENTS,
     why: str = "",
 ) -> Task:
     """The task of measured ``runs`` of ``command`` (see the module docstring)."""
     ordered = sorted(runs, key=lambda r: r.seconds)
     median = ordered[(len(ordered) - 1) // 2]
-    profiles = [segments(merge(r.pieces, tolerance=tolerance, max_segments=max_segments)) for r in runs]
+    profiles = [
+        segments(merge_pieces(r.pieces, tolerance=tolerance, max_segments=max_segments)) for r in runs
+    ]
     profile = profiles[runs.index(median)]
     if not profile:
         profile = (Segment(duration=0.0, demand={"cpu": 0.0, "memory_mb": ceil_to(median.peak_mb, 0)}),)
@@ -92,7 +101,7 @@ def profile_runs(
     return Task(id=task_id, profile=profile, varies=varies, meta=_meta(runs, command, tolerance, why))
 
 
-def _meta(runs: Sequence[Run], command: Sequence[str], tolerance: float, why: str) -> dict[str, Any]:
+def _meta(runs: Sequence[MeasuredRun], command: Sequence[str], tolerance: float, why: str) -> dict[str, Any]:
     wall = sum(r.seconds for r in runs)
     peak_cores = max((p.cores for r in runs for p in r.pieces), default=0.0)
     profile: dict[str, Any] = {
@@ -118,7 +127,7 @@ def profile_command(
     task_id: str | None = None,
     interval: float = INTERVAL,
     accounting: Accounting = "auto",
-    tolerance: float = TOLERANCE,
+    tolerance: float = MERGE_TOLERANCE,
     max_segments: int = MAX_SEGMENTS,
 ) -> Task:
     """Run ``command`` ``runs`` times and return its measured task (see the module docstring).
@@ -136,7 +145,7 @@ def profile_command(
     accounting
         ``auto`` (cgroup v2 where available, else psutil), ``cgroup`` or ``psutil``.
     tolerance, max_segments
-        The segment merge (:func:`~peakopt.runtime.segments.merge`).
+        The segment merge (:func:`~peakopt.runtime.segments.merge_pieces`).
 
     Raises
     ------
@@ -147,7 +156,7 @@ def profile_command(
         raise ProfileError("no command to profile; give it after --")
     if runs < 1:
         raise ProfileError(f"needs at least 1 run, got {runs}")
-    why = choose(accounting).reason
+    why = choose_accounting(accounting).reason
     measured = []
     for k in range(runs):
         run = measure_run(command, interval=interval, accounting=accounting)

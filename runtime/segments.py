@@ -1,6 +1,6 @@
 """From measured usage over time to a few segments: a change-point merge with a tolerance.
 
-The pieces of a run (:class:`~peakopt.runtime.measurement.Piece`, one per sampling interval)
+The pieces of a run (:class:`~peakopt.runtime.measurement.UsagePiece`, one per sampling interval)
 are merged in two passes:
 
 1. **Left to right**, a piece joins the segment before it when, on every resource, its usage
@@ -24,16 +24,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from peakopt.runtime.measurement import Piece
+from peakopt.runtime.measurement import UsagePiece
 
 #: Relative change of usage that starts a new segment (a share of the resource's peak).
-TOLERANCE = 0.1
+MERGE_TOLERANCE = 0.1
 #: At most this many segments in a profile.
 MAX_SEGMENTS = 8
 
 
 @dataclass(frozen=True)
-class Span:
+class ProfileSpan:
     """Merged pieces: their duration, CPU seconds, memory integral (MiB × s) and highest memory."""
 
     duration: float
@@ -42,15 +42,15 @@ class Span:
     memory_peak: float
 
     @classmethod
-    def of(cls, piece: Piece) -> Span:
+    def of(cls, piece: UsagePiece) -> ProfileSpan:
         """One piece as a span."""
         return cls(
             piece.duration, piece.duration * piece.cores, piece.duration * piece.memory_mb, piece.memory_mb
         )
 
-    def join(self, other: Span) -> Span:
+    def join(self, other: ProfileSpan) -> ProfileSpan:
         """The span of this one followed by ``other``."""
-        return Span(
+        return ProfileSpan(
             self.duration + other.duration,
             self.cpu_seconds + other.cpu_seconds,
             self.memory_seconds + other.memory_seconds,
@@ -67,7 +67,7 @@ class Span:
         """Memory on average over the span, MiB."""
         return self.memory_seconds / self.duration
 
-    def change(self, other: Span, scale: tuple[float, float]) -> float:
+    def change(self, other: ProfileSpan, scale: tuple[float, float]) -> float:
         """How far apart the spans' mean usages are, relative to ``scale`` (the wider of both)."""
         return max(
             abs(self.mean_cores - other.mean_cores) / scale[0],
@@ -75,11 +75,11 @@ class Span:
         )
 
 
-def merge(
-    pieces: Sequence[Piece], *, tolerance: float = TOLERANCE, max_segments: int = MAX_SEGMENTS
-) -> list[Span]:
+def merge_pieces(
+    pieces: Sequence[UsagePiece], *, tolerance: float = MERGE_TOLERANCE, max_segments: int = MAX_SEGMENTS
+) -> list[ProfileSpan]:
     """The pieces merged into at most ``max_segments`` spans (see the module docstring)."""
-    kept = [Span.of(p) for p in pieces if p.duration > 0]
+    kept = [ProfileSpan.of(p) for p in pieces if p.duration > 0]
     if not kept:
         return []
     # a resource the run does not use gets a unit scale: any use of it is then a change

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from peakopt.runtime.trace import Usage
+from peakopt.runtime.trace import StepUsage
 from peakopt.runtime.tree import TreeSampler
 
 #: A step's command: a shell line or an argument vector.
@@ -34,17 +34,17 @@ Step = Command | StepFunction
 #: How much of a failed step's stderr the trace keeps (its end).
 STDERR_TAIL = 2000
 #: Seconds between SIGTERM and SIGKILL when a step is cancelled.
-GRACE = 2.0
+KILL_GRACE = 2.0
 
 
 @dataclass(frozen=True)
-class Outcome:
+class StepOutcome:
     """How a step ended: its exit code, the time it ended (monotonic), its pid, usage and error text."""
 
     exit_code: int | None
     ended: float
     pid: int | None = None
-    usage: Usage | None = None
+    usage: StepUsage | None = None
     error: str | None = None
 
     @property
@@ -67,7 +67,9 @@ async def _tail(stream: asyncio.StreamReader | None) -> bytes:
     return kept
 
 
-async def terminate(proc: asyncio.subprocess.Process, known: Sequence[int], grace: float = GRACE) -> None:
+async def terminate(
+    proc: asyncio.subprocess.Process, known: Sequence[int], grace: float = KILL_GRACE
+) -> None:
     """End ``proc``, its process group and every descendant (``known``: pids seen in its tree before)."""
     others: dict[int, psutil.Process] = {}
     for pid in {proc.pid, *known}:
@@ -94,13 +96,13 @@ async def terminate(proc: asyncio.subprocess.Process, known: Sequence[int], grac
             process.kill()
 
 
-async def run_command(
+async def run_subprocess(
     command: Command,
     *,
     measure: bool = False,
     interval: float = 0.1,
     on_start: Callable[[int], None] | None = None,
-) -> Outcome:
+) -> StepOutcome:
     """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
     devnull, pipe = asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE
     if isinstance(command, str):
@@ -134,23 +136,23 @@ async def run_command(
     if measure:
         seconds = ended - started
         cpu = sampler.cpu_seconds
-        usage = Usage(
+        usage = StepUsage(
             cpu_avg=round(cpu / seconds, 3) if seconds > 0 else 0.0,
             cpu_peak=round(peak[0], 3),
             memory_peak_mb=round(sampler.peak_mb, 1),
         )
     error = (tail.decode(errors="replace").strip() or f"exited with {code}") if code else None
-    return Outcome(code, ended, proc.pid, usage, error)
+    return StepOutcome(code, ended, proc.pid, usage, error)
 
 
-async def run_step(step: Step, **options: object) -> Outcome:
-    """Run a command (:func:`run_command`, with ``options``) or await an async callable."""
+async def run_step(step: Step, **options: object) -> StepOutcome:
+    """Run a command (:func:`run_subprocess`, with ``options``) or await an async callable."""
     if callable(step):
         try:
             code = await step()
         except Exception as exc:  # a step's own failure is the trace's to record, not the run's
-            return Outcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
-        return Outcome(
+            return StepOutcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
+        return StepOutcome(
             0 if code is None else code, time.monotonic(), error=None if not code else f"returned {code}"
         )
-    return await run_command(step, **options)  # type: ignore[arg-type]
+    return await run_subprocess(step, **options)  # type: ignore[arg-type]

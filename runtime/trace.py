@@ -41,7 +41,7 @@ PLACES = 6
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-class Usage(BaseModel):
+class StepUsage(BaseModel):
     """What a step used, measured while it ran (psutil over its process tree)."""
 
     model_config = FROZEN
@@ -81,7 +81,7 @@ class StepRecord(BaseModel):
     end: Seconds | None = None
     exit_code: int | None = None
     pid: int | None = None
-    usage: Usage | None = None
+    usage: StepUsage | None = None
     error: str | None = None
 
 
