@@ -19,6 +19,7 @@ from peakopt.campaign.pools import send_to_parent
 from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
+from peakopt.oracle.scenarios import Noise
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust
 
@@ -61,6 +62,8 @@ def run_solve(item: SolveItem) -> SolveResult:
 
     settings = dict(item.settings)
     robust = settings.pop("robust", None)
+    if "noise" in settings:  # kept as [duration, demand]: the settings go into records as they are
+        settings["noise"] = Noise(*settings["noise"])
     try:
         if robust is not None:
             return solve_robust(item.workflow, item.machine, robust=robust, progress=progress, **settings)

@@ -82,6 +82,12 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
 @_number("--hard", COUNT_OR_NONE, DEFAULT_COUNTS["hard"], "Hard workflows (6-10 servers, 10-15 calls).")
 @_number("--piecewise", PROBABILITY, 0.0, "Share of spiky calls drawn as piecewise profiles.")
 @_number("--noise", Finite(0, NOISE_MAX), 1.0, "Scale of the per-call input noise.")
+@click.option(
+    "--varies/--no-varies",
+    default=True,
+    show_default=True,
+    help="Give each call its duration's run-to-run spread (varies, from the catalog).",
+)
 @click.option("--catalog", "catalog_path", help="A tool catalog JSON file instead of the bundled one.")
 @click.option("--tasks", type=COUNT, help="Make stress instances of N tasks instead of a suite.")
 @click.option("--kind", type=click.Choice(KINDS), default="layered", show_default=True, help="Stress kind.")
@@ -129,7 +135,7 @@ def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
     if not any(counts.values()):
         raise click.UsageError("--easy, --medium and --hard are all 0: nothing to generate")
     out = _claim(output, options["catalog_path"])
-    spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"])
+    spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"], options["varies"])
     suite = generate_suite(spec, _catalog(options["catalog_path"]))
     target = _emit(suite, out, SUITE_FILE.removesuffix(".json"))
     console().print(_machines_table(suite))

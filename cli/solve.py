@@ -18,13 +18,13 @@ from peakopt.cli.cluster import executor_options, progress_bar, solve_options, s
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import Finite, seed_option
+from peakopt.cli.options import COUNT, Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
 from peakopt.instances.errors import OutputError
 from peakopt.models import PeakoptError, SolveResult, nominal_hash
 from peakopt.solver import BACKENDS
-from peakopt.solver.robust import ROBUST, Robust
+from peakopt.solver.robust import ROBUST, SAMPLES, Robust
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
@@ -131,7 +131,27 @@ def _resume_is_default(ctx: click.Context, param: click.Parameter, value: bool) 
     default=None,
     help="Robust references: partial-order schedules (the records carry their resource-flow edges) "
     "safe whatever the durations, demands fixed; nominal (--robust alone): the shortest at nominal "
-    "durations.",
+    "durations; expected: the best found by mean makespan over sampled scenarios.",
+)
+@click.option(
+    "--samples",
+    type=COUNT,
+    default=None,
+    help=f"--robust: scenarios to choose on (expected) and to estimate the overflow left where demands "
+    f"vary, each from the tasks' own varies or --noise.  [default: {SAMPLES}]",
+)
+@click.option(
+    "--noise",
+    type=Finite(0, 1, max_open=True),
+    default=None,
+    help="--robust: durations uniform within ±X of nominal in the scenarios (PeakBench's protocol), "
+    "instead of the tasks' own varies.",
+)
+@click.option(
+    "--noise-demand",
+    type=Finite(0, 1, max_open=True),
+    default=None,
+    help="--robust: demands uniform within ±Y of nominal in the scenarios (--noise then defaults to 0).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the records on stdout (JSON Lines).")
 @click.option(
@@ -157,6 +177,9 @@ def solve_command(
     gap_limit: float,
     output: str | None,
     robust: Robust | None,
+    samples: int | None,
+    noise: float | None,
+    noise_demand: float | None,
     as_json: bool,
     fresh: bool,
     resume: bool,
@@ -193,8 +216,7 @@ def solve_command(
         "backend": backend,
         "gap_limit": gap_limit,
     }
-    if robust is not None:
-        settings["robust"] = robust
+    settings.update(_robust_settings(robust, samples, noise, noise_demand))
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
     refs = None if out is None else JsonLinesReferences(out, not fresh, warn)
@@ -233,6 +255,25 @@ def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
         given is None or given == nominal_hash(model)
         for given, model in ((record.workflow_hash, job.workflow), (record.machine_hash, job.machine))
     )
+
+
+def _robust_settings(
+    robust: Robust | None, samples: int | None, noise: float | None, noise_demand: float | None
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`peakopt.solver.robust.solve_robust` the options give."""
+    given = [
+        name
+        for name, value in (("--samples", samples), ("--noise", noise), ("--noise-demand", noise_demand))
+        if value is not None
+    ]
+    if robust is None:
+        if given:
+            raise click.UsageError(f"{given[0]} needs --robust")
+        return {}
+    found: dict[str, Any] = {"robust": robust, "samples": samples or SAMPLES}
+    if noise is not None or noise_demand is not None:
+        found["noise"] = [noise or 0.0, noise_demand or 0.0]  # Noise(duration, demand); JSON in records
+    return found
 
 
 def kind(robust: object) -> str:

@@ -8,6 +8,11 @@ squared), and the peak CPU follows the average CPU. Scores are clipped to
 can scale them to integers: durations to 0.01 s (at least 0.01), CPU to 0.01
 cores (at least 0.01), memory to whole MB (at least 1).
 
+A call also says how its duration varies from run to run (:func:`duration_varies`): a
+lognormal around its drawn duration whose spread is the part of the archetype's that the shared
+input size does not explain (the call's own score, weight ``sqrt(1 - INPUT_WEIGHT**2)``): a
+given call's inputs are fixed, its own variation is not. Demands stay fixed.
+
 With a piecewise profile (for archetypes with a ``startup`` entry), the call
 is a start-up spike at peak CPU and peak memory for a share of its duration,
 then a steady phase that keeps a share of the memory and runs at the CPU
@@ -21,6 +26,7 @@ from typing import Any
 
 from peakopt.instances.catalog import Archetype
 from peakopt.instances.draws import Draws
+from peakopt.models.uncertainty import Z90
 
 CPU, MEMORY = "cpu", "memory_mb"
 
@@ -50,9 +56,9 @@ def megabytes(value: float) -> float:
 
 
 def draw_call(
-    archetype: Archetype, draws: Draws, *, noise: float = 1.0, piecewise: bool = False
+    archetype: Archetype, draws: Draws, *, noise: float = 1.0, piecewise: bool = False, varies: bool = False
 ) -> dict[str, Any]:
-    """The profile fields of one call: ``duration``/``demand`` or ``profile``, and ``meta``.
+    """The profile fields of one call: ``duration``/``demand`` or ``profile``, ``meta``, ``varies``.
 
     Parameters
     ----------
@@ -65,6 +71,8 @@ def draw_call(
         figures, 1 the catalog's spread.
     piecewise
         Draw a start-up spike then a steady phase, if the archetype has one.
+    varies
+        Add the ``varies`` field (:func:`duration_varies`); it draws nothing.
     """
     size = draws.normal()
     duration = seconds(archetype.duration.at(noise * _mix(INPUT_WEIGHT, size, draws.normal())))
@@ -73,12 +81,25 @@ def draw_call(
     avg = cores(archetype.cpu_avg.at(noise * z_avg))
     peak = max(avg, cores(archetype.cpu_peak.at(noise * _mix(CPU_WEIGHT, z_avg, draws.normal()))))
     meta: dict[str, Any] = {"resource_class": archetype.resource_class}
+    spread = {"varies": duration_varies(archetype, duration)} if varies else {}
     if piecewise and archetype.startup is not None and duration >= 0.02:
         share = draws.uniform(*archetype.startup.share)
         keep = draws.uniform(*archetype.startup.steady_memory)
-        return _spiked(duration, avg, peak, memory, share, keep, meta)
+        return _spiked(duration, avg, peak, memory, share, keep, meta) | spread
     meta["cpu_avg_cores"] = avg  # the peak is the cpu demand
-    return {"duration": duration, "demand": {CPU: peak, MEMORY: memory}, "meta": meta}
+    return {"duration": duration, "demand": {CPU: peak, MEMORY: memory}, "meta": meta} | spread
+
+
+def duration_varies(archetype: Archetype, duration: float) -> dict[str, Any]:
+    """The ``varies`` field of a call of ``archetype`` drawn at ``duration`` (see the module docstring).
+
+    A lognormal with p50 the call's duration and p10/p90 at ``∓ z90`` times the call's own
+    log-spread, rounded as durations are.
+    """
+    sigma = math.sqrt(1 - INPUT_WEIGHT * INPUT_WEIGHT) * archetype.duration.sigma
+    width = math.exp(Z90 * sigma)
+    percentiles = {"p10": seconds(duration / width), "p50": duration, "p90": seconds(duration * width)}
+    return {"duration": {"kind": "lognormal", **percentiles}}
 
 
 def _spiked(

@@ -74,12 +74,17 @@ class SuiteSpec:
     noise
         Scale of the per-call input noise (0: every call at its archetype's
         median).
+    varies
+        Give each call the run-to-run spread of its duration
+        (:func:`~peakopt.instances.calls.duration_varies`); draws nothing, so the nominal
+        figures are the same either way.
     """
 
     seed: int = 0
     counts: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_COUNTS))
     piecewise: float = 0.0
     noise: float = 1.0
+    varies: bool = True
 
     def __post_init__(self) -> None:
         unknown = set(self.counts) - set(TIERS)
@@ -99,6 +104,7 @@ class SuiteSpec:
             "counts": {t: self.counts.get(t, 0) for t in TIERS},
             "piecewise": self.piecewise,
             "noise": self.noise,
+            "varies": self.varies,
         }
 
 
@@ -182,7 +188,7 @@ def draw_workflow(workflow_id: str, tier: Tier, spec: SuiteSpec, catalog: Catalo
     tasks = []
     for index, archetype in enumerate(tools):
         piecewise = archetype.startup is not None and draws.chance(spec.piecewise)
-        profile = draw_call(archetype, draws, noise=spec.noise, piecewise=piecewise)
+        profile = draw_call(archetype, draws, noise=spec.noise, piecewise=piecewise, varies=spec.varies)
         tasks.append(
             Task(
                 id=ids[index],

@@ -65,6 +65,7 @@ class _Percentiles(Cached):
 
     model_config = FROZEN
 
+    kind: str  # each distribution's own literal: declared here so that it is dumped first
     p10: NonNegative
     p50: NonNegative
     p90: NonNegative

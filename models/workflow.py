@@ -21,26 +21,34 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 Length = TypeVar("Length", int, float, Fraction)
 
 
-def topological_order(preds: Sequence[Sequence[int]]) -> tuple[int, ...]:
+def topological_order(preds: Sequence[Sequence[int]], keys: Sequence[Any] | None = None) -> tuple[int, ...]:
     """Positions, every predecessor before its successors (Kahn's algorithm).
 
-    Among the tasks ready at once the first in input order goes first, so the
-    order is the input order whenever that is already topological.
+    Among the tasks ready at once the one with the lowest key goes first (ties,
+    and every choice without ``keys``, to the first in input order), so the
+    order is the input order whenever that is already topological. With keys it
+    is a priority list made precedence-feasible (the serial SGS's activity list).
     """
     left = [len(p) for p in preds]
     succs: list[list[int]] = [[] for _ in preds]
     for j, before in enumerate(preds):
         for i in before:
             succs[i].append(j)
-    ready = [j for j, count in enumerate(left) if count == 0]  # ascending: already a heap
+    # ascending positions are already a heap; with keys, (key, position) pairs are heapified
+    ready: list[Any] = [j for j, count in enumerate(left) if count == 0]
+    if keys is not None:
+        ready = [(keys[j], j) for j in ready]
+        heapq.heapify(ready)
     order = []
     while ready:
         task = heapq.heappop(ready)
+        if keys is not None:
+            task = task[1]
         order.append(task)
         for succ in succs[task]:
             left[succ] -= 1
             if not left[succ]:
-                heapq.heappush(ready, succ)
+                heapq.heappush(ready, succ if keys is None else (keys[succ], succ))
     return tuple(order)
 
 

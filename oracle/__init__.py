@@ -13,12 +13,15 @@ from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.scenarios import Noise, Scenarios, draw
 from peakopt.oracle.score import ResourceScore, Score, Violation
 from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
+from peakopt.oracle.simulate import EXECUTIONS, Execution, Simulation, SimulationError, execute
 from peakopt.oracle.sweep import load_profile, runs
 
 __all__ = [
+    "EXECUTIONS",
     "TOLERANCE",
     "BatchScorer",
     "BatchScores",
+    "Execution",
     "Measured",
     "Noise",
     "PlanRow",
@@ -29,6 +32,8 @@ __all__ = [
     "Scenarios",
     "Score",
     "ScoreRow",
+    "Simulation",
+    "SimulationError",
     "Violation",
     "aggregate",
     "aggregate_plans",
@@ -37,6 +42,7 @@ __all__ = [
     "cva_floor",
     "draw",
     "evaluate",
+    "execute",
     "gaps",
     "load_profile",
     "measure",

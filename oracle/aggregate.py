@@ -18,6 +18,13 @@ How invalid records count (a choice PeakBench leaves open):
 
 Each mean can carry its seeded 95 % bootstrap interval (``intervals=True``),
 computed on the same per-record values as the mean (:func:`samples`).
+
+Monte Carlo figures (rows scored with ``--samples``) are averaged the same way, one value per
+record (each record's own mean over its scenarios, every record with the same number of
+scenarios): a group's Monte Carlo safe rate is the share of safe runs over all its records'
+scenarios, and its interval is the bootstrap over records, as for every other mean (the
+records, not the scenarios, are the independent units). A record that gave no plan counts 0 in
+the safe rate and is left out of the other means.
 """
 
 from __future__ import annotations
@@ -28,10 +35,10 @@ from typing import Any, TypeVar, get_args, get_origin
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from peakopt.oracle.intervals import Interval, mean_interval
-from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.rows import PlanRow, ScoreRow, drop_absent
 
 R = TypeVar("R", ScoreRow, PlanRow)
 GROUP_KEYS = ("source", "setting", "machine", "tier", "workflow")
@@ -124,6 +131,40 @@ def _reasons(rows: Iterable[ScoreRow | PlanRow]) -> dict[str, int]:
     return dict(Counter(kind for row in rows if not row.valid for kind in row.reason_kinds).most_common())
 
 
+#: The Monte Carlo means of a summary: fields of :class:`~peakopt.oracle.rows.MonteCarlo`.
+MONTE_CARLO_MEANS = (
+    "safe_rate",
+    "overflow_rate",
+    "violation_rate",
+    "mean_makespan",
+    "p95_makespan",
+    "mean_avoidable_cva",
+    "gap",
+    "efficiency",
+)
+
+
+class MonteCarloSummary(BaseModel):
+    """A group's Monte Carlo figures: per field of :data:`MONTE_CARLO_MEANS`, the mean over its records.
+
+    ``records`` counts the rows scored under sampled scenarios, ``samples`` their scenarios;
+    each mean's interval is in the summary's ``intervals`` as ``mc_<field>``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    records: int
+    samples: int
+    safe_rate: float | None = None
+    overflow_rate: float | None = None
+    violation_rate: float | None = None
+    mean_makespan: float | None = None
+    p95_makespan: float | None = None
+    mean_avoidable_cva: float | None = None
+    gap: float | None = None
+    efficiency: float | None = None
+
+
 class ScoreSummary(BaseModel):
     """Aggregates of one group of :class:`ScoreRow` (see the module docstring).
 
@@ -153,6 +194,11 @@ class ScoreSummary(BaseModel):
     pushed: int
     filled: int
     intervals: dict[str, Interval] = Field(default_factory=dict)
+    monte_carlo: MonteCarloSummary | None = None
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return drop_absent(self, handler, "monte_carlo")
 
 
 def row_values(row: ScoreRow) -> dict[str, float | None]:
@@ -161,10 +207,12 @@ def row_values(row: ScoreRow) -> dict[str, float | None]:
     The one definition of what a row counts for: an MRU that a row did not
     earn (invalid for the strict MRU, unsafe for the safe MRU) is 0, an
     undefined one (makespan 0) None; makespans and cva count for valid rows,
-    the gap for safe ones. The Inspect scorer reports the same values.
+    the gap for safe ones. The Inspect scorer reports the same values. The ``mc_`` values are
+    the row's Monte Carlo figures.
     """
     valid = row.valid
     safe = valid and row.safe
+    sampled = row.monte_carlo
     return {
         "efficiency": row.efficiency,
         "safe_rate": float(safe),
@@ -174,6 +222,8 @@ def row_values(row: ScoreRow) -> dict[str, float | None]:
         "strict_mru": row.strict_mru if valid else 0.0,
         "safe_mru": row.safe_mru if safe else 0.0,
         "gap": row.gap if safe else None,
+        # a row's own Monte Carlo means (None without --samples); see MonteCarlo.scored
+        **{f"mc_{key}": None if sampled is None else getattr(sampled, key) for key in MONTE_CARLO_MEANS},
     }
 
 
@@ -213,7 +263,16 @@ def summarise(
         pushed=sum(r.pushed for r in rows),
         filled=sum(r.filled for r in rows),
         intervals={key: interval for key, interval in found.items() if interval is not None},
+        monte_carlo=_monte_carlo(rows, values),
     )
+
+
+def _monte_carlo(rows: Sequence[ScoreRow], values: dict[str, list[float | None]]) -> MonteCarloSummary | None:
+    sampled = [r.monte_carlo for r in rows if r.monte_carlo is not None]
+    if not sampled:
+        return None
+    means = {key: mean(values[f"mc_{key}"]) for key in MONTE_CARLO_MEANS}
+    return MonteCarloSummary(records=len(sampled), samples=sum(m.samples for m in sampled), **means)
 
 
 def _aggregate(

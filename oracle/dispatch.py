@@ -70,7 +70,7 @@ def fits(need: tuple[Need, ...], free: Sequence[float]) -> bool:
     return all(free[k] >= threshold for k, _, threshold in need)
 
 
-def admit(
+def admitted(
     queue: Iterable[int], needs: Sequence[tuple[Need, ...]], free: Sequence[float], *, strict: bool
 ) -> list[int]:
     """The steps of ``queue`` that start now, scanned in order, each taking its needs from ``free``.

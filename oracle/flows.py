@@ -13,8 +13,9 @@ stretching and shrinking durations.
   Artigues, Michelon & Reusser (2003). Steps, in start order, pull the units they need from steps
   that have ended and from the machine (the source); each pull from a step not already before it
   is an edge. Pulls that add no edge go first (the machine, steps already ordered before it), then
-  the ended step with the most units to give, so that few edges are added; edges implied by the
-  others are dropped at the end (a transitive reduction of the added edges).
+  the ended step with the most units to give, so that few edges are added (or the one that ended
+  first, for slack); edges implied by the others are dropped at the end (a transitive reduction
+  of the added edges).
 - :func:`pos_safe` and :func:`pos_overflow` check a POS independently of how it was built: the
   maximum-weight antichain per resource, from a minimum cut (Dilworth's theorem as a min-flow).
 
@@ -25,67 +26,61 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from peakopt.models import Edge, Machine, Workflow
 from peakopt.models.workflow import longest_chains, topological_order
 from peakopt.oracle.antichains import heaviest_antichain
 from peakopt.oracle.exact import close, to_float
 from peakopt.oracle.peaks import Peaks, clamped_peaks
+from peakopt.oracle.simulate import with_edges
 from peakopt.oracle.sweep import time_grid
 
 
-def order_predecessors(workflow: Workflow, edges: Iterable[Edge]) -> tuple[tuple[int, ...], ...]:
-    """Per step (by position), its predecessors under the dependencies plus ``edges``.
-
-    Raises
-    ------
-    ValueError
-        When an edge names a step the workflow does not have, or the edges close a cycle.
-    """
-    index = workflow.index
-    preds = [list(p) for p in workflow.predecessors]
-    for a, b in edges:
-        for step in (a, b):
-            if step not in index:
-                raise ValueError(f"edge ({a!r}, {b!r}) names step {step!r}, which the workflow does not have")
-        preds[index[b]].append(index[a])
-    found = tuple(tuple(dict.fromkeys(p)) for p in preds)
-    if len(topological_order(found)) < len(found):
-        raise ValueError("the edges and the dependencies close a cycle: they order no schedule")
-    return found
-
-
-def earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[str, float]:
+def pos_earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[str, float]:
     """The earliest start of every step under the dependencies plus ``edges``, at nominal durations.
 
     This is the partial-order schedule's timetable when every step takes its nominal length
     (the ``pos`` policy without noise): longest paths, computed exactly.
+
+    Raises
+    ------
+    peakopt.oracle.dispatch.SimulationError
+        When an edge names a step the workflow does not have, or the edges close a cycle.
     """
-    preds = order_predecessors(workflow, edges)
+    order, preds = with_edges(workflow, tuple(edges))
     grid = time_grid(workflow, {})
     lengths = [bounds[-1] for bounds in grid.bounds]
-    heads, _ = longest_chains(topological_order(preds), preds, lengths, 0)
+    heads, _ = longest_chains(order, preds, lengths, 0)
     return {t.id: to_float(h, grid.exponent) for t, h in zip(workflow.tasks, heads, strict=True)}
+
+
+#: Which ended step a step links to when it must (see :func:`resource_flow_edges`).
+Prefer = Literal["most", "slack"]
+PREFER: tuple[Prefer, ...] = ("most", "slack")
 
 
 class _Flow:
     """The flow of one resource while steps are taken in start order (see :func:`resource_flow_edges`)."""
 
-    def __init__(self, peaks: Peaks) -> None:
+    def __init__(self, peaks: Peaks, finish: list[int], prefer: Prefer) -> None:
         self.peaks = peaks
+        # the most units first (fewest edges), or the earliest end first (the most slack)
+        self.rank = (lambda i: self.held[i]) if prefer == "most" else (lambda i: -finish[i])
         self.source = peaks.room
         self.held: dict[int, int] = {}  # step -> units it can still hand on once ended
 
-    def pull(self, j: int, ended: list[int], before: list[int], link: list[int]) -> None:
-        """Give step ``j`` its units; ``link`` receives the steps it had to be ordered after.
+    def pull(self, j: int, ended: list[int], before: int, ancestors: list[int]) -> tuple[int, list[int]]:
+        """Give step ``j`` its units: the steps ordered before it then, and those it was linked to.
 
-        ``before[0]`` is the bitset of steps already ordered before ``j``; it grows with every link.
+        ``before`` is the bitset of the steps already ordered before ``j`` (``ancestors[i]``:
+        before ``i``); each link adds the giver and what comes before it.
         """
-        need = self.peaks.weight[j]
+        need, links = self.peaks.weight[j], []
         givers = [i for i in ended if self.held.get(i)]
         while need:
             for i in givers:
-                if need and before[0] >> i & 1 and self.held.get(i):
+                if need and before >> i & 1 and self.held.get(i):
                     need = self._take(i, need)
             if need and self.source:
                 taken = min(need, self.source)
@@ -93,15 +88,16 @@ class _Flow:
                 need -= taken
             if not need:
                 break
-            others = [i for i in givers if self.held.get(i) and not before[0] >> i & 1]
+            others = [i for i in givers if self.held.get(i) and not before >> i & 1]
             if not others:
                 raise ValueError(self._short(j))
-            giver = max(others, key=lambda i: self.held[i])
-            link.append(giver)
-            before[0] |= 1 << giver
+            giver = max(others, key=self.rank)
+            links.append(giver)
+            before |= ancestors[giver] | 1 << giver
             need = self._take(giver, need)
         if self.peaks.weight[j]:
             self.held[j] = self.peaks.weight[j]
+        return before, links
 
     def _take(self, i: int, need: int) -> int:
         taken = min(need, self.held[i])
@@ -119,7 +115,7 @@ class _Flow:
 
 
 def resource_flow_edges(
-    workflow: Workflow, machine: Machine, starts: Mapping[str, float]
+    workflow: Workflow, machine: Machine, starts: Mapping[str, float], *, prefer: Prefer = "most"
 ) -> tuple[Edge, ...]:
     """The resource-flow edges that make the schedule ``starts`` a safe partial-order schedule.
 
@@ -131,13 +127,18 @@ def resource_flow_edges(
         Step id -> start in seconds: a dependency-valid schedule that stays within every
         capacity with each step holding its clamped peak for its whole run (a schedule of the
         robust problem: every safe schedule of a workflow of constant profiles is one).
+    prefer
+        Where a step takes the units it cannot take without an edge: from the ended step with
+        the ``most`` units to give (few edges), or from the one that ended first (the edge with
+        the most ``slack`` at nominal durations, which a late predecessor is least likely to
+        use up). Either way the partial-order schedule is safe; they differ in flexibility.
 
     Returns
     -------
     tuple of Edge
         ``(a, b)`` pairs, ``a`` ending no later than ``b`` starts in ``starts``, none implied by the
         dependencies or the other edges; with them :func:`pos_safe` holds. The partial-order
-        schedule's earliest starts (:func:`earliest_starts`) are no later than ``starts``.
+        schedule's earliest starts (:func:`pos_earliest_starts`) are no later than ``starts``.
 
     Raises
     ------
@@ -152,24 +153,25 @@ def resource_flow_edges(
     ids = [t.id for t in workflow.tasks]
     begin = [grid.starts[i] for i in ids]
     finish = [b + bounds[-1] for b, bounds in zip(begin, grid.bounds, strict=True)]
-    flows = [_Flow(p) for p in clamped_peaks(workflow, machine)]
+    flows = [_Flow(p, finish, prefer) for p in clamped_peaks(workflow, machine)]
     ancestors = [0] * len(ids)
     linked: list[list[int]] = [[] for _ in ids]
     done: list[int] = []
     for j in _start_order(workflow, begin, finish):
-        before = [0]
+        before = 0
         for p in workflow.predecessors[j]:
             if not _ended(finish[p], begin[j], grid.scale):
                 raise ValueError(f"the schedule breaks dependency {ids[p]!r} -> {ids[j]!r}")
-            before[0] |= ancestors[p] | 1 << p
+            before |= ancestors[p] | 1 << p
         ended = [i for i in done if _ended(finish[i], begin[j], grid.scale)]
         for flow in flows:
             try:
-                flow.pull(j, ended, before, linked[j])
+                before, links = flow.pull(j, ended, before, ancestors)
             except ValueError as exc:
                 at = to_float(begin[j], grid.exponent)
                 raise ValueError(f"step {ids[j]!r} at {at:g} s {exc}") from None
-        ancestors[j] = before[0]
+            linked[j].extend(links)
+        ancestors[j] = before
         done.append(j)
     return tuple((ids[i], ids[j]) for j in range(len(ids)) for i in _reduced(workflow, ancestors, linked, j))
 
@@ -234,10 +236,10 @@ def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) ->
 
     Raises
     ------
-    ValueError
+    peakopt.oracle.dispatch.SimulationError
         When an edge names an unknown step or the edges close a cycle.
     """
-    preds = order_predecessors(workflow, edges)
+    _, preds = with_edges(workflow, tuple(edges))
     for peaks in clamped_peaks(workflow, machine):
         if peaks.fits(sum(peaks.weight)):
             continue

@@ -9,22 +9,29 @@ online forms of the offline heuristics.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from copy import copy as _copy
 from itertools import takewhile
 
 from peakopt.models import Machine, Schedule, Workflow
-from peakopt.oracle.dispatch import Decider, Need, SimulationError, admit, constrained, peak_needs
+from peakopt.models.workflow import topological_order
+from peakopt.oracle.dispatch import Decider, Need, SimulationError, admitted, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
 
 
 def plan_sequence(workflow: Workflow, plan: Schedule) -> list[int]:
     """Task positions in the plan's order: by planned start, ties in topological order.
 
-    Ties go by topological rank (the workflow order wherever that is topological) so that a
-    zero-length step comes before a successor planned at the same instant.
+    The list is made precedence-feasible (each next step is the earliest-planned one whose
+    predecessors are listed), so that a plan breaking a dependency cannot make a step wait for
+    a successor; for a dependency-valid plan it is the plan sorted by start. Ties go by
+    topological rank (the workflow order wherever that is topological), so a zero-length step
+    comes before a successor planned at the same instant.
     """
     starts = planned_starts(workflow, plan)
-    rank = {task: r for r, task in enumerate(workflow.topological_order)}
-    return sorted(range(len(starts)), key=lambda j: (starts[j], rank[j]))
+    rank = [0] * len(starts)
+    for r, task in enumerate(workflow.topological_order):
+        rank[task] = r
+    return list(topological_order(workflow.predecessors, [(s, r) for s, r in zip(starts, rank, strict=True)]))
 
 
 def planned_starts(workflow: Workflow, plan: Schedule) -> list[float]:
@@ -59,7 +66,7 @@ def order_decider(sequence: Sequence[int], needs: Sequence[tuple[Need, ...]], *,
         def by_priority(
             now: float, queue: list[int], running: dict[int, float], free: list[float]
         ) -> list[int]:
-            return admit(sorted(queue, key=rank.__getitem__), needs, free, strict=False)
+            return admitted(sorted(queue, key=rank.__getitem__), needs, free, strict=False)
 
         return by_priority
     head = 0
@@ -69,7 +76,7 @@ def order_decider(sequence: Sequence[int], needs: Sequence[tuple[Need, ...]], *,
         nonlocal head
         ready = set(queue)
         upcoming = takewhile(ready.__contains__, (sequence[i] for i in range(head, size)))
-        started = admit(upcoming, needs, free, strict=True)
+        started = admitted(upcoming, needs, free, strict=True)
         head += len(started)
         return started
 
@@ -125,24 +132,66 @@ def _checked(
     return chosen
 
 
-class _PlanOrder:
-    """The ``order`` policy of a plan as an :class:`OnlinePolicy` (one per run: it is stateful)."""
+class Positional:
+    """An online policy that also decides on task positions: the simulator's fast path.
 
-    def __init__(self, workflow: Workflow, machine: Machine | None, plan: Schedule, *, greedy: bool) -> None:
-        self.resources, capacity = constrained(workflow, machine)
+    Subclasses implement :meth:`positions` (a :data:`~peakopt.oracle.dispatch.Decider` on the
+    workflow they were built for); calling the policy with ids and mappings, as a runtime does,
+    translates to it. :class:`~peakopt.oracle.simulate.Simulation` calls :meth:`positions`
+    directly when the policy was built for the same tasks and resources, skipping the
+    translation and the checks of a user's answer (built-in policies start ready steps only).
+    """
+
+    def __init__(self, workflow: Workflow, machine: Machine | None) -> None:
+        self.resources, self.capacity = constrained(workflow, machine)
         where = {r: k for k, r in enumerate(self.resources)}
-        needs = [peak_needs(t, where, capacity) for t in workflow.tasks]
-        self.decide = order_decider(plan_sequence(workflow, plan), needs, greedy=greedy)
+        self.needs = [peak_needs(t, where, self.capacity) for t in workflow.tasks]
         self.ids = tuple(t.id for t in workflow.tasks)
         self.index = workflow.index
+
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
+        """The positions among ``queue`` to start now (see :data:`~peakopt.oracle.dispatch.Decider`)."""
+        raise NotImplementedError
+
+    def fresh(self) -> Positional:
+        """The same policy at the start of a run (itself when it keeps no state)."""
+        return self
 
     def __call__(
         self, now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]
     ) -> Iterable[str]:
+        """The ready steps to start now (see :class:`~peakopt.oracle.online.OnlinePolicy`)."""
         queue = [self.index[step] for step in ready]
         placed = {self.index[step]: at for step, at in running.items()}
-        started = self.decide(now, queue, placed, [free[r] for r in self.resources])
+        started = self.positions(now, queue, placed, [free[r] for r in self.resources])
         return [self.ids[j] for j in started]
+
+
+class _PlanOrder(Positional):
+    """The ``order`` policy of a plan as an :class:`OnlinePolicy` (one per run: it is stateful)."""
+
+    def __init__(self, workflow: Workflow, machine: Machine | None, plan: Schedule, *, greedy: bool) -> None:
+        super().__init__(workflow, machine)
+        self.sequence, self.greedy = plan_sequence(workflow, plan), greedy
+        self.decide = order_decider(self.sequence, self.needs, greedy=greedy)
+
+    def fresh(self) -> _PlanOrder:
+        """A copy whose order starts again at its head."""
+        copy = _copy(self)
+        copy.decide = order_decider(self.sequence, self.needs, greedy=self.greedy)
+        return copy
+
+    def positions(
+        self,
+        now: float,
+        queue: list[int],
+        running: dict[int, float],
+        free: list[float],
+    ) -> Iterable[int]:
+        """The plan's order (see :func:`order_decider`)."""
+        return self.decide(now, queue, running, free)
 
 
 def order_policy(

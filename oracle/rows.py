@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from peakopt.oracle.parse import Kind
 from peakopt.oracle.planning import PlanScore
@@ -16,6 +22,69 @@ _RESTATED = ("missing", "negative_start")
 
 def _kinds(problems: Sequence[Violation]) -> list[str]:
     return sorted({p.kind for p in problems})
+
+
+class MonteCarlo(BaseModel):
+    """One plan (or policy) executed over a workflow's sampled scenarios: probabilities and expectations.
+
+    Built by :func:`peakopt.oracle.montecarlo.monte_carlo`. Rates and means are over every
+    scenario (a run that breaks a dependency or overflows still has a makespan); the gap and the
+    efficiency need the perfect-information bound (each scenario's own optimum).
+
+    Attributes
+    ----------
+    execution
+        The execution policy (``literal``, ``enforced``, ``order``, ``pos`` or a policy's name).
+    samples, seed
+        How many scenarios, drawn with which seed (:func:`peakopt.oracle.scenarios.draw`).
+    noise_duration, noise_demand
+        The global noise that replaced the tasks' own distributions; None: their own ``varies``.
+    scored
+        False when the record gave no plan to execute (unreadable, a step missing): every rate
+        and mean is then None but ``safe_rate`` 0, as an invalid record counts.
+    safe_rate
+        Share of scenarios run safely: no dependency broken, no avoidable overflow.
+    overflow_rate
+        Probability of an avoidable overflow (a load over a capacity that a schedule could avoid).
+    violation_rate
+        Share of scenarios in which some dependency is broken (``literal`` only breaks them).
+    mean_makespan, p95_makespan
+        Expected and 95th-percentile (numpy's linear interpolation) realised makespan.
+    mean_avoidable_cva
+        Expected avoidable capacity-violation area.
+    bounded
+        Scenarios whose perfect-information optimum was given.
+    gap
+        Mean of (makespan - OPT_k) / OPT_k over the safe scenarios with an optimum.
+    efficiency
+        Mean of OPT_k / makespan over the scenarios with an optimum, an unsafe run counting 0.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    execution: str
+    samples: int
+    seed: int = 0
+    noise_duration: float | None = None
+    noise_demand: float | None = None
+    scored: bool = True
+    safe_rate: float | None = None
+    overflow_rate: float | None = None
+    violation_rate: float | None = None
+    mean_makespan: float | None = None
+    p95_makespan: float | None = None
+    mean_avoidable_cva: float | None = None
+    bounded: int = 0
+    gap: float | None = None
+    efficiency: float | None = None
+
+
+def drop_absent(value: BaseModel, handler: SerializerFunctionWrapHandler, key: str) -> dict[str, Any]:
+    """``value`` dumped without ``key`` when it is None (output without it stays byte-identical)."""
+    data: dict[str, Any] = handler(value)
+    if data.get(key, 0) is None:
+        del data[key]
+    return data
 
 
 class ScoreRow(BaseModel):
@@ -63,6 +132,9 @@ class ScoreRow(BaseModel):
     efficiency
         OPT / makespan when valid and safe, 0 otherwise; None without a proven
         optimum (:func:`peakopt.oracle.metrics.efficiency`).
+    monte_carlo
+        The plan executed over sampled scenarios (``peakopt score --samples``), if asked for;
+        left out of the row's JSON otherwise.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -102,6 +174,11 @@ class ScoreRow(BaseModel):
     gap_vs_ub: float | None = None
     reference_status: str | None = None
     efficiency: float | None = None
+    monte_carlo: MonteCarlo | None = None
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return drop_absent(self, handler, "monte_carlo")
 
     @classmethod
     def invalid(cls, problems: Sequence[Violation], **identity: Any) -> ScoreRow:

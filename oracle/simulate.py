@@ -33,21 +33,22 @@ from typing import Literal, cast, get_args
 from peakopt.models import Edge, Machine, Schedule, Workflow
 from peakopt.models.workflow import topological_order
 from peakopt.oracle.dispatch import Decider, SimulationError, constrained, dispatch, peak_needs
+from peakopt.oracle.flows import order_predecessors
 from peakopt.oracle.online import OnlinePolicy, PolicyFactory
-from peakopt.oracle.policies import online_decider, order_decider, plan_sequence, planned_starts
+from peakopt.oracle.policies import Positional, online_decider, order_decider, plan_sequence, planned_starts
 
 Execution = Literal["literal", "enforced", "order", "pos"]
 EXECUTIONS: tuple[Execution, ...] = get_args(Execution)
 
 #: ``request(position, ready) -> requested start`` (None: the step does not run).
-Request = Callable[[int, float], float | None]
+StartRequest = Callable[[int, float], float | None]
 
 
 def timetable(
     order: Sequence[int],
     preds: Sequence[Sequence[int]],
     lengths: Sequence[float],
-    request: Request,
+    request: StartRequest,
     *,
     enforce: bool,
 ) -> list[float | None]:
@@ -87,7 +88,9 @@ def timetable(
     return starts
 
 
-def with_edges(workflow: Workflow, edges: Sequence[Edge]) -> tuple[tuple[int, ...], list[list[int]]]:
+def with_edges(
+    workflow: Workflow, edges: Sequence[Edge]
+) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
     """A topological order and the predecessors of the dependencies plus ``edges`` (positions).
 
     Raises
@@ -95,20 +98,11 @@ def with_edges(workflow: Workflow, edges: Sequence[Edge]) -> tuple[tuple[int, ..
     SimulationError
         An edge naming an unknown step, or edges that close a cycle with the dependencies.
     """
-    index = workflow.index
-    preds = [list(p) for p in workflow.predecessors]
-    for a, b in edges:
-        for step in (a, b):
-            if step not in index:
-                raise SimulationError(f"resource-flow edge ({a!r}, {b!r}): unknown step {step!r}")
-        preds[index[b]].append(index[a])
-    order = topological_order(preds)
-    if len(order) < len(preds):
-        placed = set(order)
-        stuck = [t.id for j, t in enumerate(workflow.tasks) if j not in placed]
-        listed = ", ".join(repr(s) for s in stuck[:5]) + (" ..." if len(stuck) > 5 else "")
-        raise SimulationError(f"the plan's edges and the dependencies form a cycle through {listed}")
-    return order, preds
+    try:
+        preds = order_predecessors(workflow, edges)
+    except ValueError as exc:
+        raise SimulationError(f"the plan's resource-flow edges: {exc}") from None
+    return topological_order(preds), preds
 
 
 class Simulation:
@@ -217,6 +211,8 @@ class Simulation:
             return order_decider(self.sequence, self.needs, greedy=self.greedy)
         policy = self.online if self.factory is None else self.factory(self.workflow, self.machine)
         assert policy is not None
+        if isinstance(policy, Positional) and policy.ids == self.ids and policy.resources == self.resources:
+            return policy.positions
         return online_decider(policy, self.name, self.workflow, self.machine, self.resources)
 
     def schedule(self, starts: Sequence[float], source: str | None = None) -> Schedule:

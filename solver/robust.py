@@ -16,17 +16,22 @@ returned, like every solver result.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Literal
 
-from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow, content_hash
+from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow, nominal_hash
 from peakopt.oracle import cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import on_grid, to_float
-from peakopt.oracle.flows import earliest_starts, pos_overflow, resource_flow_edges
+from peakopt.oracle.flows import pos_earliest_starts, pos_overflow, resource_flow_edges
+from peakopt.oracle.scenarios import Noise, draw
+from peakopt.solver.expected import PosCandidate, best_expected, candidates, overflow_share
 from peakopt.solver.solve import solve
 
 #: What a robust reference minimises: the makespan at nominal durations, or its sample mean.
 Robust = Literal["nominal", "expected"]
 ROBUST: tuple[Robust, ...] = ("nominal", "expected")
+#: Scenarios drawn by default (``--samples``).
+SAMPLES = 100
 
 
 def peak_task(task: Task) -> Task:
@@ -53,7 +58,13 @@ def peak_workflow(workflow: Workflow) -> Workflow:
 
 
 def solve_robust(
-    workflow: Workflow, machine: Machine, *, robust: Robust = "nominal", **options: Any
+    workflow: Workflow,
+    machine: Machine,
+    *,
+    robust: Robust = "nominal",
+    samples: int = SAMPLES,
+    noise: Noise | None = None,
+    **options: Any,
 ) -> SolveResult:
     """The partial-order schedule safe for every realisation of the durations, shortest at nominal ones.
 
@@ -63,52 +74,97 @@ def solve_robust(
         The instance; demands are taken as fixed (clamped to capacity, as ``solve`` does).
     robust
         ``nominal``: the smallest makespan at nominal durations (the optimum of the peak
-        problem, see the module docstring).
+        problem, see the module docstring). ``expected``: among candidate POSs, the smallest
+        mean makespan over ``samples`` scenarios (:mod:`peakopt.solver.expected`).
+    samples
+        Scenarios to best_expected on, and as many further ones to report on (``expected``) and to
+        estimate the probability of overflow on, where demands vary.
+    noise
+        PeakBench's uniform perturbation instead of the tasks' own ``varies``
+        (:func:`peakopt.oracle.scenarios.draw`).
     **options
-        Passed to :func:`peakopt.solver.solve` (``time_limit``, ``workers``, ``seed``,
-        ``backend``, ``gap_limit``, ``progress``...).
+        Passed to :func:`peakopt.solver.solve` (``time_limit``, ``workers``, ``seed`` — also the
+        scenarios' —, ``backend``, ``gap_limit``, ``progress``...).
 
     Returns
     -------
     SolveResult
         As ``solve``'s, with ``edges`` the resource-flow edges, ``starts`` the POS's earliest
         starts at nominal durations, ``makespan`` theirs, ``lower_bound`` a proven bound of the
-        robust optimum, and ``params["robust"]`` the mode. An ``error`` record if the oracle
-        rejects the POS.
+        robust optimum at nominal durations, and ``params["robust"]`` the mode; the expected
+        figures and the probability of overflow in ``params`` (see the Robust references page).
+        An ``error`` record if the oracle rejects the POS.
     """
     if robust not in ROBUST:
         raise ValueError(f"robust must be one of {ROBUST}, got {robust!r}")
-    result = solve(peak_workflow(workflow), machine, **options)
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples!r}")
+    began = time.perf_counter()
+    peak = peak_workflow(workflow)
+    result = solve(peak, machine, **options)
+    params: dict[str, Any] = {**result.params, "robust": robust}
     update: dict[str, Any] = {
-        "params": {**result.params, "robust": robust},
-        "workflow_hash": content_hash(workflow),
+        "params": params,
+        "workflow_hash": nominal_hash(workflow),
         "cva_floor": cva_floor(measure(workflow, machine)),
     }
     if result.starts is None or result.status not in ("optimal", "feasible"):
         return result.model_copy(update=update)
-    return result.model_copy(update={**update, **_partial_order(workflow, machine, result)})
-
-
-def _partial_order(workflow: Workflow, machine: Machine, result: SolveResult) -> dict[str, Any]:
-    """The POS of the peak problem's schedule, as the fields of the robust result, checked."""
-    assert result.starts is not None and result.makespan is not None and result.lower_bound is not None
     try:
-        edges = resource_flow_edges(workflow, machine, result.starts)
+        pool = [PosCandidate("optimum/most", resource_flow_edges(workflow, machine, result.starts))]
     except ValueError as exc:
-        return _rejected(f"no resource flow from the peak problem's schedule: {exc}")
-    starts = earliest_starts(workflow, edges)
+        return result.model_copy(update={**update, **_rejected(f"no resource flow from its schedule: {exc}")})
+    scenarios = None
+    if robust == "expected" or noise is not None or any(t.varies is not None for t in workflow.tasks):
+        scenarios = draw(workflow, 2 * samples, seed=result.params.get("seed", 0), noise=noise)
+        params.update(samples=samples, noise=None if noise is None else [noise.duration, noise.demand])
+    notes = [result.message] if result.message else []
+    if robust == "expected":
+        assert scenarios is not None
+        if scenarios.lengths == scenarios.lengths[:1] * len(scenarios) and not any(
+            s != 1.0 for row in scenarios.scales for s in row
+        ):
+            notes.append("nothing varies (no task's varies, no noise): every scenario is the nominal one")
+        pool = candidates(workflow, machine, peak, result.starts, pool, seed=params.get("seed", 0))
+        choice = best_expected(
+            workflow, machine, pool, scenarios.lengths[:samples], scenarios.lengths[samples:]
+        )
+        pool = [choice.candidate]
+        params.update(choice.params())
+        notes.append(choice.summary(samples))
+    fields = _checked(workflow, machine, result, pool[0])
+    if scenarios is not None and fields["status"] != "error":
+        share = overflow_share(workflow, machine, pool[0], scenarios, range(samples, 2 * samples))
+        params["overflow_probability"] = share
+        if share:
+            notes.append(f"demands vary: the POS overflows a capacity in {share:.1%} of {samples} scenarios")
+    if notes and fields["status"] != "error":
+        fields["message"] = "; ".join(notes)
+    fields["seconds"] = time.perf_counter() - began
+    return result.model_copy(update={**update, **fields})
+
+
+def _checked(
+    workflow: Workflow, machine: Machine, result: SolveResult, chosen: PosCandidate
+) -> dict[str, Any]:
+    """The fields of the robust result for the POS ``chosen``, checked by the oracle."""
+    assert result.makespan is not None and result.lower_bound is not None
+    edges = chosen.edges
+    starts = pos_earliest_starts(workflow, edges)
     score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
     overflow = pos_overflow(workflow, machine, edges)
-    # the POS's earliest starts are no later than the schedule it was built from
-    shorter = score.makespan <= result.makespan or same_time(score.makespan, result.makespan)
+    # the POS of the solved schedule starts no later than it
+    nominal = chosen.source == "optimum/most"
+    shorter = not nominal or score.makespan <= result.makespan or same_time(score.makespan, result.makespan)
     if overflow is not None or not (score.valid and score.safe and shorter):
         reasons = [*score.reasons, *([str(overflow)] if overflow else [])]
         if not shorter:
             reasons.append(f"its makespan {score.makespan:g} exceeds the solved {result.makespan:g}")
         return _rejected("; ".join(reasons) or f"avoidable cva {score.avoidable_cva:g}")
     makespan = score.makespan
-    status = "optimal" if result.status == "optimal" or makespan <= result.lower_bound else "feasible"
-    lower = makespan if status == "optimal" else min(result.lower_bound, makespan)
+    proven = (nominal and result.status == "optimal") or makespan <= result.lower_bound
+    lower = makespan if proven else min(result.lower_bound, makespan)
+    status = "optimal" if proven else "feasible"
     return {"starts": starts, "edges": edges, "makespan": makespan, "lower_bound": lower, "status": status}
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.models import SolveResult
-from peakopt.oracle.flows import earliest_starts, pos_safe
+from peakopt.oracle.flows import pos_earliest_starts, pos_safe
 
 #: A start-up spike (2 cpu for 1 s, then 1 cpu for 3 s) and a 1-cpu step on a 2-cpu machine.
 SUITE = {
@@ -53,7 +54,7 @@ def test_robust_records_carry_their_edges_and_are_safe_partial_orders(tmp_path: 
     assert (record.status, record.makespan, record.params["robust"]) == ("optimal", 5, "nominal")
     (workflow,), machines = load(path).workflows, load(path).machines
     assert record.edges and pos_safe(workflow, machines[0], record.edges)
-    assert record.starts == earliest_starts(workflow, record.edges)
+    assert record.starts == pos_earliest_starts(workflow, record.edges)
     code, out, _ = run("solve", str(path), "--json", "-q")
     plain = SolveResult.model_validate_json(out)
     assert (plain.makespan, plain.edges, "robust" in plain.params) == (4, (), False)
@@ -79,3 +80,23 @@ def test_resuming_never_mixes_plain_and_robust_records(tmp_path: Path) -> None:
     assert records(refs) == [record]
     code, _, err = run("solve", str(path), "-o", str(refs), "-q")
     assert code == 1 and "holds robust (nominal) references" in err and "writes plain references" in err
+
+
+def test_expected_references_carry_their_estimate(tmp_path: Path) -> None:
+    path = suite(tmp_path)
+    code, out, _ = run(
+        "solve", str(path), "--robust", "expected", "--noise", "0.2", "--samples", "20", "--json", "-q"
+    )
+    assert code == 0
+    record = SolveResult.model_validate_json(out)
+    params = record.params
+    assert (params["robust"], params["samples"], params["noise"]) == ("expected", 20, [0.2, 0.0])
+    assert params["expected_makespan"] > 0 and params["overflow_probability"] == 0
+    assert record.makespan == 5 and record.edges
+
+
+@pytest.mark.parametrize("option", [["--samples", "5"], ["--noise", "0.1"], ["--noise-demand", "0.1"]])
+def test_sampling_options_without_robust_are_usage_errors(tmp_path: Path, option: list[str]) -> None:
+    code, _, err = run("solve", str(suite(tmp_path)), *option)
+    assert code == 2
+    assert f"Error: {option[0]} needs --robust" in err

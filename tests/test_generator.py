@@ -181,3 +181,20 @@ def test_placement_puts_lighter_tools_in_wider_layers(monkeypatch: pytest.Monkey
     placed = place(tools, preds, Draws(0))
     assert placed[2].name == "local_llm.load_model"
     assert {placed[0].name, placed[1].name} == {"weather.forecast", "maps.geocode"}
+
+
+def test_calls_carry_their_duration_spread_and_the_nominal_suite_is_unchanged() -> None:
+    spec = {"seed": 3, "counts": {"easy": 5, "medium": 5, "hard": 2}, "piecewise": 0.5}
+    with_spread, without = generate_suite(SuiteSpec(**spec)), generate_suite(SuiteSpec(**spec, varies=False))
+    assert with_spread.meta["generator"]["varies"] and not without.meta["generator"]["varies"]
+    for a, b in zip(with_spread.workflows, without.workflows, strict=True):
+        assert b.tasks == tuple(t.model_copy(update={"varies": None}) for t in a.tasks)
+        for task in a.tasks:
+            assert task.varies is not None and task.varies.demand is None
+            spread = task.varies.duration
+            assert spread is not None and spread.kind == "lognormal"
+            # the call's own run-to-run spread: centred on its duration, within the archetype's
+            archetype = next(x for x in default_catalog().archetypes if x.name == task.tool)
+            assert spread.p50 == pytest.approx(task.length)
+            assert spread.p10 <= task.length <= spread.p90
+            assert math.log(spread.p90 / spread.p10) <= 2 * 1.2816 * archetype.duration.sigma + 0.1

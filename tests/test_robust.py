@@ -3,51 +3,19 @@
 from __future__ import annotations
 
 import random
-from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
+from robust_helpers import longest_path_starts, realise
 from solver_helpers import tiny_instances
 
-from peakopt.models import Machine, Segment, SolveResult, Task, Workflow
+from peakopt.models import Machine, SolveResult, Task, Workflow
 from peakopt.oracle import measure
-from peakopt.oracle.flows import earliest_starts, pos_safe
+from peakopt.oracle.flows import pos_earliest_starts, pos_safe
 from peakopt.oracle.metrics import avoidable_cva, dependency_violations
 from peakopt.solver import robust as robust_module
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust
-
-
-def decimal(x: float) -> Fraction:
-    return Fraction(repr(x))
-
-
-def realise(workflow: Workflow, rng: random.Random) -> Workflow:
-    """The workflow with every segment's duration times a random factor in [0, 3] (demands fixed)."""
-
-    def stretched(segment: Segment) -> Segment:
-        factor = rng.choice((0, rng.randint(0, 300) / 100, rng.randint(90, 110) / 100))
-        return segment.model_copy(update={"duration": round(segment.duration * factor, 6)})
-
-    tasks = []
-    for task in workflow.tasks:
-        profile = tuple(stretched(s) for s in task.segments)
-        tasks.append(task.model_copy(update={"profile": profile, "duration": None, "demand": None}))
-    return workflow.model_copy(update={"tasks": tuple(tasks)})
-
-
-def pos_starts(workflow: Workflow, result: SolveResult) -> dict[str, float]:
-    """The partial-order schedule started as soon as its edges allow: longest paths, in exact decimals."""
-    preds: dict[str, list[str]] = {t.id: list(t.depends_on) for t in workflow.tasks}
-    for a, b in result.edges:
-        preds[b].append(a)
-    length = {t.id: sum((decimal(s.duration) for s in t.segments), Fraction(0)) for t in workflow.tasks}
-    starts: dict[str, Fraction] = {}
-    while len(starts) < len(preds):
-        for step, before in preds.items():
-            if step not in starts and all(p in starts for p in before):
-                starts[step] = max((starts[p] + length[p] for p in before), default=Fraction(0))
-    return {step: float(start) for step, start in starts.items()}
 
 
 def check_robust(
@@ -56,12 +24,12 @@ def check_robust(
     """Safe at nominal durations and under every sampled realisation of them."""
     assert result.status == "optimal", result.message
     assert pos_safe(workflow, machine, result.edges)
-    assert result.starts == pytest.approx(pos_starts(workflow, result))
+    assert result.starts == pytest.approx(longest_path_starts(workflow, result))
     assert result.makespan == pytest.approx(max(result.starts[t.id] + t.length for t in workflow.tasks))
     rng = random.Random(seed)
     for _ in range(realisations):
         realised = realise(workflow, rng)
-        measured = measure(realised, machine, pos_starts(realised, result))
+        measured = measure(realised, machine, longest_path_starts(realised, result))
         assert dependency_violations(measured) == 0
         assert avoidable_cva(measured) == 0
 
@@ -137,7 +105,7 @@ def test_a_spike_is_ordered_and_the_record_says_it_is_robust() -> None:
     assert (result.status, result.makespan, result.lower_bound) == ("optimal", 5, 5)
     assert result.edges in ((("s", "t"),), (("t", "s"),))
     assert result.params["robust"] == "nominal"
-    assert result.starts == earliest_starts(workflow, result.edges)
+    assert result.starts == pos_earliest_starts(workflow, result.edges)
     schedule = result.schedule
     assert schedule is not None and schedule.edges == result.edges
 
@@ -147,7 +115,7 @@ def test_the_realisations_catch_a_pos_without_its_edges() -> None:
     result = solve_robust(workflow, machine).model_copy(update={"edges": ()})
     rng = random.Random(1)
     overflows = [
-        avoidable_cva(measure(r, machine, pos_starts(r, result)))
+        avoidable_cva(measure(r, machine, longest_path_starts(r, result)))
         for r in (realise(workflow, rng) for _ in range(200))
     ]
     assert max(overflows) > 0

@@ -3,6 +3,7 @@
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, MethodError, PluginError
 from peakopt.solver.heuristics.methods import METHOD_PATTERNS, Method, method_names, parse_method, run
+from peakopt.solver.heuristics.online import online_policy, policy_factory
 from peakopt.solver.heuristics.plugins import GROUP, Plugin, load_plugin
 from peakopt.solver.heuristics.portfolio import EFFORTS, best_schedule
 from peakopt.solver.heuristics.rules import RULE_NAMES
@@ -22,6 +23,8 @@ __all__ = [
     "compile_problem",
     "load_plugin",
     "method_names",
+    "online_policy",
     "parse_method",
+    "policy_factory",
     "run",
 ]

@@ -27,12 +27,12 @@ Each call builds a fresh policy from nominal data only; :func:`policy_factory` g
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.dispatch import Need, admit
+from peakopt.oracle.dispatch import admitted
 from peakopt.oracle.online import OnlinePolicy, PolicyFactory
-from peakopt.oracle.policies import order_policy
+from peakopt.oracle.policies import Positional, order_policy
 from peakopt.solver.heuristics.arrays import compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, PluginError
 from peakopt.solver.heuristics.methods import parse_method
@@ -42,32 +42,36 @@ from peakopt.solver.heuristics.rules import rule_keys
 ONLINE_ATTRIBUTE = "online"
 
 
-def start_all(
-    now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]
-) -> Iterable[str]:
+class StartAll(Positional):
     """``asap`` online: every ready step now, resources ignored."""
-    return ready
+
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
+        """Every ready step."""
+        return queue
 
 
-class Slots:
-    """At most ``limit`` steps running (``serial`` is one; ties to the first in workflow order)."""
+class Slots(Positional):
+    """At most ``limit`` steps running; ``serial`` (``first=True``) takes the first in workflow order."""
 
-    def __init__(self, limit: int, position: Mapping[str, int] | None = None) -> None:
-        self.limit, self.position = limit, position
+    def __init__(
+        self, workflow: Workflow, machine: Machine | None, limit: int, *, first: bool = False
+    ) -> None:
+        super().__init__(workflow, machine)
+        self.limit, self.first = limit, first
 
-    def __call__(
-        self, now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]
-    ) -> Iterable[str]:
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
         """The first ready steps that keep at most ``limit`` running."""
         room = self.limit - len(running)
         if room <= 0:
             return ()
-        if self.position is not None:  # serial: the topological order's tie rule, not ready order
-            return sorted(ready, key=self.position.__getitem__)[:room]
-        return ready[:room]
+        return (sorted(queue) if self.first else queue)[:room]  # serial: the topological order's tie rule
 
 
-class Admission:
+class Admission(Positional):
     """Ready steps in priority order (default: ready order), each when its clamped peak fits."""
 
     def __init__(
@@ -78,22 +82,17 @@ class Admission:
         strict: bool = False,
         keys: Sequence[float] | None = None,
     ) -> None:
-        problem = compile_problem(workflow, machine)
-        self.resources, self.strict = problem.resources, strict
-        self.index, self.ids = workflow.index, problem.ids
-        self.needs: Sequence[tuple[Need, ...]] = problem.peak
-        self.keys = keys
+        super().__init__(workflow, machine)
+        self.strict, self.keys = strict, keys
 
-    def __call__(
-        self, now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]
-    ) -> Iterable[str]:
-        """The ready steps that fit, scanned in priority order (see :func:`peakopt.oracle.dispatch.admit`)."""
-        queue = [self.index[step] for step in ready]
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
+        """The ready steps that fit, in priority order (:func:`peakopt.oracle.dispatch.admitted`)."""
         if self.keys is not None:
             keys = self.keys
-            queue.sort(key=lambda j: (keys[j], j))
-        started = admit(queue, self.needs, [free[r] for r in self.resources], strict=self.strict)
-        return [self.ids[j] for j in started]
+            queue = sorted(queue, key=lambda j: (keys[j], j))
+        return admitted(queue, self.needs, free, strict=self.strict)
 
 
 def _parallel_rule(name: str) -> str | None:
@@ -134,11 +133,11 @@ def online_policy(
     elif method.resource_aware and machine is None:
         raise MachineNeeded(f"method {method_name!r} is resource-aware and needs a machine")
     if head == "asap":
-        return start_all
+        return StartAll(workflow, machine)
     if head == "serial":
-        return Slots(1, workflow.index)
+        return Slots(workflow, machine, 1, first=True)
     if head == "cap":
-        return Slots(int(rest))
+        return Slots(workflow, machine, int(rest))
     if head == "admission":
         return Admission(workflow, machine, strict=rest == "strict")
     rule = _parallel_rule(method_name)
@@ -149,10 +148,23 @@ def online_policy(
 
 
 def policy_factory(method_name: str, *, seed: int = 0) -> PolicyFactory:
-    """The :data:`~peakopt.oracle.online.PolicyFactory` of :func:`online_policy` for one method."""
+    """The :data:`~peakopt.oracle.online.PolicyFactory` of :func:`online_policy` for one method.
+
+    A built-in's policy for the last workflow × machine is built once (an offline planner plans
+    once) and handed out fresh (:meth:`~peakopt.oracle.policies.Positional.fresh`) for every
+    run; a plug-in's factory is called for every run.
+    """
     parse_method(method_name)  # a bad name fails here, not in the first run
+    last: list[tuple[Workflow, Machine | None, OnlinePolicy]] = []
 
     def build(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:
-        return online_policy(method_name, workflow, machine, seed=seed)
+        if last and last[0][0] is workflow and last[0][1] is machine:
+            template = last[0][2]
+            return template.fresh() if isinstance(template, Positional) else template
+        policy = online_policy(method_name, workflow, machine, seed=seed)
+        if isinstance(policy, Positional):
+            last[:] = [(workflow, machine, policy)]
+            return policy.fresh()
+        return policy
 
     return build

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from peakopt.oracle.dispatch import admit as admit_ready
-from peakopt.oracle.dispatch import dispatch
+from peakopt.oracle.dispatch import admitted, dispatch
 from peakopt.solver.heuristics.arrays import LOAD_SLACK, Need, Problem
 
 
@@ -55,7 +54,7 @@ def admit(
 
     Steps join a queue when their last predecessor finishes (together in
     input order); at each event the queue is scanned in order and every step
-    whose needs fit the free capacity starts (:func:`peakopt.oracle.dispatch.admit`).
+    whose needs fit the free capacity starts (:func:`peakopt.oracle.dispatch.admitted`).
 
     Returns
     -------
@@ -64,6 +63,6 @@ def admit(
     """
 
     def scan(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
-        return admit_ready(queue, needs, free, strict=strict)
+        return admitted(queue, needs, free, strict=strict)
 
     return dispatch(problem.length, problem.preds, problem.succs, needs, capacity, scan, problem.ids)

@@ -11,6 +11,7 @@ import heapq
 from bisect import insort
 from collections.abc import Sequence
 
+from peakopt.models.workflow import topological_order
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.timeline import Timeline
 
@@ -21,19 +22,7 @@ def priority_order(problem: Problem, keys: Sequence[float]) -> list[int]:
     At each step the eligible task (all predecessors listed) with the lowest
     key comes next, so the list is precedence-feasible.
     """
-    succs = problem.succs
-    left = [len(p) for p in problem.preds]
-    heap = [(keys[j], j) for j, count in enumerate(left) if not count]
-    heapq.heapify(heap)
-    order = []
-    while heap:
-        task = heapq.heappop(heap)[1]
-        order.append(task)
-        for succ in succs[task]:
-            left[succ] -= 1
-            if not left[succ]:
-                heapq.heappush(heap, (keys[succ], succ))
-    return order
+    return list(topological_order(problem.preds, keys))
 
 
 def serial_sgs(problem: Problem, order: Sequence[int]) -> list[float]:
