@@ -4,7 +4,7 @@
 a step ends it asks an :class:`~peakopt.oracle.online.OnlinePolicy` which ready steps to start
 (the same interface the oracle's simulator runs: a method's online form, a plan's order, a
 plug-in). Then it **guards** the answer: a step starts only if its clamped peak demand fits the
-free capacity (:func:`peakopt.oracle.dispatch.admit`: the capacity the running steps hold at
+free capacity (:func:`peakopt.oracle.dispatch.admitted`: the capacity the running steps hold at
 their clamped peaks for their whole run), so no admitted set of steps ever exceeds a capacity,
 whatever the policy says; a step over a capacity on its own is clamped to it and so runs alone
 on that resource. Steps the guard holds back stay ready for the next event. ``guard=False``
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from peakopt.models import Machine, PeakoptError, Workflow
-from peakopt.oracle.dispatch import admit, constrained, peak_needs
+from peakopt.oracle.dispatch import admitted, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
 from peakopt.runtime.steps import Step, StepOutcome, run_step
 from peakopt.runtime.trace import PLACES, OnFailure, StepRecord, Trace
@@ -149,7 +149,7 @@ class Controller:
                 raise ControllerError(f"policy {self.name} chose {step!r} at {now:.3f}s, which is not ready")
         positions = [self.index[s] for s in chosen]
         if self.guard:
-            positions = admit(positions, self.needs, state.free, strict=False)
+            positions = admitted(positions, self.needs, state.free, strict=False)
         for j in positions:
             step = self.workflow.tasks[j].id
             for k, amount, _ in self.needs[j]:
