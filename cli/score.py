@@ -8,17 +8,20 @@ from typing import Any, TypeVar, cast
 import click
 from pydantic import BaseModel, ValidationError
 
+from peakopt.cli.cluster import progress_bar
 from peakopt.cli.common import input_options, warn_unconstrained
 from peakopt.cli.exports import check_export, format_option, show_tables
-from peakopt.cli.messages import note, plural, quiet_option, wrote
+from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, Output, claim
+from peakopt.cli.sampling import check_sampling, execution, sampling_options
 from peakopt.cli.tables import (
     check_formats,
     correlation_table,
     dump_rows,
     emit,
     format_options,
+    monte_carlo_table,
     plan_table,
     score_table,
 )
@@ -29,9 +32,12 @@ from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import Record, read_records, reference_lines
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
+from peakopt.oracle.online import PolicyFactory
 from peakopt.oracle.references import Checked, check_references
-from peakopt.oracle.replay import DELAY_FROM, MISSING, MODES, DelayFrom, Missing, Mode
+from peakopt.oracle.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.sampled import REPLAYED, Sampler, Sampling, score_sampled
+from peakopt.oracle.scenarios import Noise
 from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -97,7 +103,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     metavar="REFS.jsonl",
     help="JSON Lines of reference results (peakopt solve -o) for the gaps.",
 )
-@click.option("--replay", type=click.Choice(MODES), default="literal", show_default=True, help="Replay mode.")
+@sampling_options
 @click.option(
     "--delay-from",
     type=click.Choice(DELAY_FROM),
@@ -114,14 +120,22 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
 )
 @grouping(GROUP_KEYS)
 @outputs
+@click.pass_context
 def score(
+    ctx: click.Context,
+    /,
     suite_paths: tuple[str, ...],
     fmt: str | None,
     cpu: str,
     keep_dummies: bool,
     schedules: str,
     reference: str | None,
-    replay: str,
+    execute: str,
+    replay: str | None,
+    samples: int | None,
+    noise: float | None,
+    noise_demand: float | None,
+    seed: int,
     delay_from: str,
     missing: str,
     by: tuple[str, ...],
@@ -138,24 +152,73 @@ def score(
     Per-group aggregates go to stderr; an unreadable or wrong record is
     scored invalid with its reason, never dropped.
 
+    --execute says how a plan runs (at nominal durations, and over the
+    scenarios of --samples): each row gains its Monte Carlo figures
+    (probability of an avoidable overflow, expected and p95 makespan...),
+    the scenarios drawn from the tasks' own varies, or from --noise and
+    --noise-demand instead.
+
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
     """
+    how = execution(ctx, execute, replay)
+    check_sampling(ctx, samples)
     out = _claim(output, as_json, as_csv, table_format, [*suite_paths, schedules, reference])
     scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
     # click.Choice has checked the values against the Literal types' members
-    options = ReplayOptions(
-        mode=cast(Mode, replay), delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing)
-    )
-    rows = [
-        score_record(r.data, scopes.of(r.data), references, options, line=r.line, error=r.error)
-        for r in answer_records(schedules)
-    ]
+    options = ReplayOptions(delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing))
+    drawn = None if noise is None and noise_demand is None else Noise(noise or 0.0, noise_demand or 0.0)
+    sampling = Sampling(how, samples or 0, seed, drawn, policy_factory(how) if ":" in how else None)
+    rows = score_records(answer_records(schedules), scopes, references, options, sampling)
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
-    show_tables(table_format, [score_table(aggregate(rows, by, intervals=True), gaps=bool(references))])
+    summaries = aggregate(rows, by, intervals=True)
+    tables = [score_table(summaries, gaps=bool(references))]
+    if samples:
+        tables.append(monte_carlo_table(summaries, _title(sampling)))
+    show_tables(table_format, tables)
     _count(rows, output)
+
+
+def _title(sampling: Sampling) -> str:
+    """``peakopt score: enforced over 100 scenarios, noise ±10 % durations``."""
+    noise = sampling.noise
+    drawn = "the tasks' own varies"
+    if noise is not None:
+        drawn = f"noise ±{noise.duration:.0%} on durations, ±{noise.demand:.0%} on demands"
+    return f"peakopt score --samples: {sampling.execution} over {sampling.samples} scenarios, {drawn}"
+
+
+def score_records(
+    records: Sequence[Record], scopes: Scopes, references: Checked, options: ReplayOptions, sampling: Sampling
+) -> list[ScoreRow]:
+    """Each record's row: the replay of its plan or, for other executions and samples, the simulator's."""
+    if not sampling.samples and sampling.factory is None and sampling.execution in REPLAYED:
+        mode = ReplayOptions(cast(Mode, REPLAYED[sampling.execution]), options.delay_from, options.missing)
+        return [
+            score_record(r.data, scopes.of(r.data), references, mode, line=r.line, error=r.error)
+            for r in records
+        ]
+    sampler = Sampler(sampling)
+    rows = []
+    with progress_bar(console(), "score", "records") as bar:
+        task = bar.add_task("", total=len(records))
+        for r in records:
+            rows.append(
+                score_sampled(
+                    r.data, scopes.of(r.data), references, options, sampler, line=r.line, error=r.error
+                )
+            )
+            bar.advance(task)
+    return rows
+
+
+def policy_factory(spec: str) -> PolicyFactory:
+    """The online policy factory ``module:function`` names (a :class:`PluginError` if it cannot be loaded)."""
+    from peakopt.solver.heuristics.plugins import load_plugin  # here: the solver loads OR-Tools
+
+    return cast(PolicyFactory, load_plugin(spec).func)
 
 
 #: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.

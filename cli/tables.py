@@ -27,6 +27,7 @@ from peakopt.plots.columns import (
     NAME_HEADERS,
     STANDING_COLUMNS,
     group_label,
+    monte_carlo_columns,
     number,
     percent,
     reasons,
@@ -52,6 +53,21 @@ def score_table(summaries: Sequence[ScoreSummary], gaps: bool, title: str = "pea
         table.add_row(
             group_label(s.group), *(stacked(cell(s)) for _, cell in columns), reasons(s.invalid_reasons)
         )
+    return table
+
+
+def monte_carlo_table(summaries: Sequence[ScoreSummary], title: str) -> Table:
+    """Per-group Monte Carlo figures (``score --samples``); gap columns with the perfect-information bound."""
+    bounded = any(s.monte_carlo is not None and s.monte_carlo.efficiency is not None for s in summaries)
+    table = Table(title=title, title_justify="left")
+    table.add_column(
+        "group", no_wrap=True, min_width=max([5, *(len(group_label(s.group)) for s in summaries)])
+    )
+    columns = monte_carlo_columns(bounded)
+    for header, _ in columns:
+        table.add_column(header, justify="right")
+    for s in summaries:
+        table.add_row(group_label(s.group), *(stacked(cell(s)) for _, cell in columns))
     return table
 
 

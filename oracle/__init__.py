@@ -2,6 +2,7 @@
 
 from peakopt.oracle.aggregate import aggregate, aggregate_plans, correlate
 from peakopt.oracle.batch import BatchScorer, BatchScores, score_batch
+from peakopt.oracle.dispatch import SimulationError
 from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.exact import TOLERANCE, same_time
 from peakopt.oracle.metrics import Measured, cva_floor, gaps, measure
@@ -13,7 +14,7 @@ from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.scenarios import Noise, Scenarios, draw
 from peakopt.oracle.score import ResourceScore, Score, Violation
 from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
-from peakopt.oracle.simulate import EXECUTIONS, Execution, Simulation, SimulationError, execute
+from peakopt.oracle.simulate import EXECUTIONS, Execution, Simulation, execute
 from peakopt.oracle.sweep import load_profile, runs
 
 __all__ = [

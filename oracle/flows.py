@@ -33,8 +33,28 @@ from peakopt.models.workflow import longest_chains, topological_order
 from peakopt.oracle.antichains import heaviest_antichain
 from peakopt.oracle.exact import close, to_float
 from peakopt.oracle.peaks import Peaks, clamped_peaks
-from peakopt.oracle.simulate import with_edges
 from peakopt.oracle.sweep import time_grid
+
+
+def order_predecessors(workflow: Workflow, edges: Iterable[Edge]) -> tuple[tuple[int, ...], ...]:
+    """Per step (by position), its predecessors under the dependencies plus ``edges``.
+
+    Raises
+    ------
+    ValueError
+        When an edge names a step the workflow does not have, or the edges close a cycle.
+    """
+    index = workflow.index
+    preds = [list(p) for p in workflow.predecessors]
+    for a, b in edges:
+        for step in (a, b):
+            if step not in index:
+                raise ValueError(f"edge ({a!r}, {b!r}) names step {step!r}, which the workflow does not have")
+        preds[index[b]].append(index[a])
+    found = tuple(tuple(dict.fromkeys(p)) for p in preds)
+    if len(topological_order(found)) < len(found):
+        raise ValueError("the edges and the dependencies close a cycle: they order no schedule")
+    return found
 
 
 def pos_earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[str, float]:
@@ -45,13 +65,13 @@ def pos_earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[
 
     Raises
     ------
-    peakopt.oracle.dispatch.SimulationError
+    ValueError
         When an edge names a step the workflow does not have, or the edges close a cycle.
     """
-    order, preds = with_edges(workflow, tuple(edges))
+    preds = order_predecessors(workflow, edges)
     grid = time_grid(workflow, {})
     lengths = [bounds[-1] for bounds in grid.bounds]
-    heads, _ = longest_chains(order, preds, lengths, 0)
+    heads, _ = longest_chains(topological_order(preds), preds, lengths, 0)
     return {t.id: to_float(h, grid.exponent) for t, h in zip(workflow.tasks, heads, strict=True)}
 
 
@@ -236,10 +256,10 @@ def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) ->
 
     Raises
     ------
-    peakopt.oracle.dispatch.SimulationError
+    ValueError
         When an edge names an unknown step or the edges close a cycle.
     """
-    _, preds = with_edges(workflow, tuple(edges))
+    preds = order_predecessors(workflow, edges)
     for peaks in clamped_peaks(workflow, machine):
         if peaks.fits(sum(peaks.weight)):
             continue

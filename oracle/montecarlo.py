@@ -25,7 +25,7 @@ import numpy as np
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.realised import Floats, RealisedScorer, RealisedScores
 from peakopt.oracle.rows import MonteCarlo
-from peakopt.oracle.scenarios import Scenarios
+from peakopt.oracle.scenarios import Noise, Scenarios
 
 
 class Runner(Protocol):
@@ -109,7 +109,7 @@ def summarise_runs(
             "mean_avoidable_cva": float(scores.avoidable_cva.mean()),
         }
     fields.update(_against_optima(scores, optima))
-    return MonteCarlo(execution=execution, **drawn(scenarios), **fields)
+    return MonteCarlo(execution=execution, **drawn(count, scenarios.seed, scenarios.noise), **fields)
 
 
 def _against_optima(scores: RealisedScores, optima: Sequence[float | None] | None) -> dict[str, Any]:
@@ -168,17 +168,18 @@ def monte_carlo(
     return summarise_runs(runs.scores, scenarios, execution, optima)
 
 
-def unscored(execution: str, scenarios: Scenarios) -> MonteCarlo:
+def unscored(execution: str, samples: int, seed: int, noise: Noise | None, message: str) -> MonteCarlo:
     """The figures of a record that gave no plan to execute: counted unsafe, nothing measured."""
-    return MonteCarlo(execution=execution, **drawn(scenarios), scored=False, safe_rate=0.0)
+    return MonteCarlo(
+        execution=execution, **drawn(samples, seed, noise), scored=False, safe_rate=0.0, message=message
+    )
 
 
-def drawn(scenarios: Scenarios) -> dict[str, Any]:
+def drawn(samples: int, seed: int, noise: Noise | None) -> dict[str, Any]:
     """How the scenarios were drawn, as :class:`~peakopt.oracle.rows.MonteCarlo` records it."""
-    noise = scenarios.noise
     return {
-        "samples": len(scenarios),
-        "seed": scenarios.seed,
+        "samples": samples,
+        "seed": seed,
         "noise_duration": None if noise is None else noise.duration,
         "noise_demand": None if noise is None else noise.demand,
     }

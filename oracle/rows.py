@@ -39,9 +39,9 @@ class MonteCarlo(BaseModel):
         How many scenarios, drawn with which seed (:func:`peakopt.oracle.scenarios.draw`).
     noise_duration, noise_demand
         The global noise that replaced the tasks' own distributions; None: their own ``varies``.
-    scored
-        False when the record gave no plan to execute (unreadable, a step missing): every rate
-        and mean is then None but ``safe_rate`` 0, as an invalid record counts.
+    scored, message
+        False when the record gave no plan to execute (unreadable, a step missing), and why:
+        every rate and mean is then None but ``safe_rate`` 0, as an invalid record counts.
     safe_rate
         Share of scenarios run safely: no dependency broken, no avoidable overflow.
     overflow_rate
@@ -68,6 +68,7 @@ class MonteCarlo(BaseModel):
     noise_duration: float | None = None
     noise_demand: float | None = None
     scored: bool = True
+    message: str | None = None
     safe_rate: float | None = None
     overflow_rate: float | None = None
     violation_rate: float | None = None

@@ -33,7 +33,6 @@ from typing import Literal, cast, get_args
 from peakopt.models import Edge, Machine, Schedule, Workflow
 from peakopt.models.workflow import topological_order
 from peakopt.oracle.dispatch import Decider, SimulationError, constrained, dispatch, peak_needs
-from peakopt.oracle.flows import order_predecessors
 from peakopt.oracle.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.policies import Positional, online_decider, order_decider, plan_sequence, planned_starts
 
@@ -88,9 +87,7 @@ def timetable(
     return starts
 
 
-def with_edges(
-    workflow: Workflow, edges: Sequence[Edge]
-) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+def with_edges(workflow: Workflow, edges: Sequence[Edge]) -> tuple[tuple[int, ...], list[list[int]]]:
     """A topological order and the predecessors of the dependencies plus ``edges`` (positions).
 
     Raises
@@ -98,11 +95,20 @@ def with_edges(
     SimulationError
         An edge naming an unknown step, or edges that close a cycle with the dependencies.
     """
-    try:
-        preds = order_predecessors(workflow, edges)
-    except ValueError as exc:
-        raise SimulationError(f"the plan's resource-flow edges: {exc}") from None
-    return topological_order(preds), preds
+    index = workflow.index
+    preds = [list(p) for p in workflow.predecessors]
+    for a, b in edges:
+        for step in (a, b):
+            if step not in index:
+                raise SimulationError(f"resource-flow edge ({a!r}, {b!r}): unknown step {step!r}")
+        preds[index[b]].append(index[a])
+    order = topological_order(preds)
+    if len(order) < len(preds):
+        placed = set(order)
+        stuck = [t.id for j, t in enumerate(workflow.tasks) if j not in placed]
+        listed = ", ".join(repr(s) for s in stuck[:5]) + (" ..." if len(stuck) > 5 else "")
+        raise SimulationError(f"the plan's edges and the dependencies form a cycle through {listed}")
+    return order, preds
 
 
 class Simulation:
@@ -178,6 +184,9 @@ class Simulation:
         self.graph: Sequence[Sequence[int]] = self.preds
         if policy == "pos":
             self.order, self.graph = with_edges(self.workflow, plan.edges)
+        # pos requests -inf: a step starts when its predecessors allow, whatever the plan says
+        wanted = self.planned if policy == "enforced" else [-math.inf] * self.size
+        self.request: StartRequest = lambda j, _: wanted[j]
         if policy == "order":
             self.sequence = plan_sequence(self.workflow, plan)
 
@@ -197,11 +206,7 @@ class Simulation:
         if self.kind == "literal":
             return list(self.planned)
         if self.kind in ("enforced", "pos"):
-            planned = self.planned if self.kind == "enforced" else [-math.inf] * self.size
-            return cast(
-                list[float],
-                timetable(self.order, self.graph, lengths, lambda j, _: planned[j], enforce=True),
-            )
+            return cast(list[float], timetable(self.order, self.graph, lengths, self.request, enforce=True))
         return dispatch(
             lengths, self.preds, self.succs, self.needs, self.capacity, self._decider(), self.ids, self.name
         )

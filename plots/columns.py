@@ -116,6 +116,36 @@ def summary_columns(gaps: bool = True, failed: str | None = None) -> list[Column
     return columns
 
 
+def _sampled(field: str, fmt: Callable[[float | None], str]) -> Callable[[ScoreSummary], str]:
+    """A Monte Carlo mean of the summary (``-`` for a group without samples) with its interval."""
+
+    def cell(s: ScoreSummary) -> str:
+        value = None if s.monte_carlo is None else getattr(s.monte_carlo, field)
+        return with_interval(value, s.intervals.get(f"mc_{field}"), fmt)
+
+    return cell
+
+
+def monte_carlo_columns(bounded: bool = False) -> list[Column]:
+    """A summary's Monte Carlo columns; gap and efficiency with the perfect-information bound."""
+    columns: list[Column] = [
+        ("rows", lambda s: str(s.monte_carlo.records if s.monte_carlo else 0)),
+        ("runs", lambda s: str(s.monte_carlo.samples if s.monte_carlo else 0)),
+        ("safe", _sampled("safe_rate", percent)),
+        ("P(overflow)", _sampled("overflow_rate", percent)),
+        ("dependency broken", _sampled("violation_rate", percent)),
+        ("mean makespan", _sampled("mean_makespan", lambda v: number(v, 2))),
+        ("p95 makespan", _sampled("p95_makespan", lambda v: number(v, 2))),
+        ("mean avoidable cva", _sampled("mean_avoidable_cva", number)),
+    ]
+    if bounded:
+        columns += [
+            ("mean gap vs PI", _sampled("gap", percent)),
+            ("efficiency vs PI", _sampled("efficiency", number)),
+        ]
+    return columns
+
+
 def _unsafe(summary: ScoreSummary) -> bool:
     """Whether a group's schedules are valid but none safe: their gaps are withheld, not unknown."""
     return summary.records > summary.invalid and summary.safe_rate == 0

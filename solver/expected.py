@@ -23,13 +23,13 @@ chosen POS still overflows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from peakopt.models import Edge, Machine, Schedule, Workflow
 from peakopt.oracle.flows import PREFER, pos_earliest_starts, resource_flow_edges
 from peakopt.oracle.intervals import Interval, mean_interval
-from peakopt.oracle.metrics import measure, safe
+from peakopt.oracle.montecarlo import monte_carlo
 from peakopt.oracle.scenarios import Scenarios
 from peakopt.oracle.simulate import Simulation
 from peakopt.solver.heuristics import run
@@ -176,7 +176,8 @@ def overflow_share(
     """The share of the scenarios ``indices`` under which the POS overflows a capacity avoidably.
 
     Zero whenever the scenarios leave demands at their nominal values (the POS is safe for any
-    durations), so it is measured only when some demand is scaled or a zero length grows.
+    durations), so it is measured — by :func:`peakopt.oracle.montecarlo.monte_carlo` under the
+    ``pos`` policy — only when some demand is scaled or a zero length grows.
     """
     picked = list(indices)
     nominal = [t.length for t in workflow.tasks]
@@ -188,10 +189,11 @@ def overflow_share(
     ]
     if not picked or not varies:
         return 0.0
+    subset = replace(
+        scenarios,
+        lengths=tuple(scenarios.lengths[k] for k in picked),
+        scales=tuple(scenarios.scales[k] for k in picked),
+    )
     simulation = Simulation(workflow, machine, "pos", candidate.plan(workflow, machine))
-    unsafe = 0
-    for k in varies:
-        starts = simulation.run(scenarios.lengths[k], scenarios.scales[k])
-        schedule = simulation.schedule(starts)
-        unsafe += not safe(measure(scenarios.workflow(k), machine, schedule.starts))
-    return unsafe / len(picked)
+    figures = monte_carlo(workflow, machine, simulation, subset, execution="pos")
+    return figures.overflow_rate or 0.0

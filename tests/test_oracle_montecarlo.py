@@ -121,7 +121,7 @@ def test_aggregates_average_records_and_keep_deterministic_output() -> None:
     rows = [
         ScoreRow(valid=True, source="a", monte_carlo=literal),
         ScoreRow(valid=True, source="a", monte_carlo=literal.model_copy(update={"safe_rate": 1.0})),
-        ScoreRow(valid=False, source="a", monte_carlo=unscored("literal", scenarios)),
+        ScoreRow(valid=False, source="a", monte_carlo=unscored("literal", 100, 0, Noise(0.1), "no plan")),
     ]
     (summary,) = aggregate(rows, intervals=True)
     assert summary.monte_carlo is not None

@@ -13,6 +13,9 @@ from peakopt.models import Machine, SolveResult, Task, Workflow
 from peakopt.oracle import measure
 from peakopt.oracle.flows import pos_earliest_starts, pos_safe
 from peakopt.oracle.metrics import avoidable_cva, dependency_violations
+from peakopt.oracle.montecarlo import monte_carlo
+from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.simulate import Simulation
 from peakopt.solver import robust as robust_module
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust
@@ -51,6 +54,23 @@ def test_the_robust_pos_never_overflows_in_thousands_of_realisations(
     workflow, machine = instance
     result = solve_robust(workflow, machine, time_limit=10, workers=1)
     check_robust(workflow, machine, result, 5000, seed=7)
+
+
+@settings(max_examples=15)
+@given(tiny_instances(max_tasks=6))
+def test_monte_carlo_scoring_of_the_robust_pos_finds_no_overflow(instance: tuple[Workflow, Machine]) -> None:
+    workflow, machine = instance
+    result = solve_robust(workflow, machine, time_limit=10)
+    schedule = result.schedule
+    assert schedule is not None
+    figures = monte_carlo(
+        workflow,
+        machine,
+        Simulation(workflow, machine, "pos", schedule),
+        draw(workflow, 300, noise=Noise(0.9)),
+        execution="pos",
+    )
+    assert (figures.overflow_rate, figures.violation_rate, figures.safe_rate) == (0, 0, 1)
 
 
 def constant(workflow: Workflow) -> Workflow:

@@ -278,9 +278,9 @@ def test_a_plan_must_cover_the_workflow_and_edges_must_be_acyclic() -> None:
     with pytest.raises(SimulationError, match="for workflow 'x'"):
         Simulation(PAIR, MACHINE, "literal", Schedule(workflow="x", starts={}))
     cyclic = _plan(PAIR, {"a": 0.0, "b": 0.0, "c": 2.0}, (("c", "a"),))
-    with pytest.raises(SimulationError, match=r"resource-flow edges: .* close a cycle"):
+    with pytest.raises(SimulationError, match="form a cycle through 'a', 'c'"):
         Simulation(PAIR, MACHINE, "pos", cyclic)
-    with pytest.raises(SimulationError, match="names step 'z', which the workflow does not have"):
+    with pytest.raises(SimulationError, match="unknown step 'z'"):
         Simulation(PAIR, MACHINE, "pos", _plan(PAIR, {"a": 0.0, "b": 0.0, "c": 2.0}, (("a", "z"),)))
     with pytest.raises(SimulationError, match="unknown execution 'late'"):
         Simulation(PAIR, MACHINE, "late", _plan(PAIR, {}))  # type: ignore[arg-type]

@@ -1,0 +1,91 @@
+"""``score``'s execution and Monte Carlo options: --execute, --samples, --noise, --noise-demand, --seed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from peakopt.cli.common import warn
+from peakopt.cli.options import COUNT, Finite, seed_option
+from peakopt.oracle.replay import MODES
+from peakopt.oracle.simulate import EXECUTIONS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``--replay``'s modes as executions (the deprecated alias).
+REPLAY_EXECUTIONS = {"literal": "literal", "runtime": "enforced"}
+#: A noise's relative half-width: [0, 1).
+NOISE = Finite(0, 1, max_open=True)
+
+
+class ExecutionType(click.ParamType[str]):
+    """An execution name, or ``module:function`` naming an online policy factory."""
+
+    name = "POLICY"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """The value, when it is an execution or looks like ``module:function``."""
+        text = str(value)
+        if text in EXECUTIONS or (":" in text and all(text.partition(":")[::2])):
+            return text
+        self.fail(f"{text!r} is neither {', '.join(EXECUTIONS)} nor module:function", param, ctx)
+
+
+def sampling_options(func: F) -> F:
+    """The options of :func:`sampling`, in the order ``--help`` shows them."""
+    func = seed_option("Seed of the sampled scenarios (with --samples).")(func)
+    func = click.option(
+        "--noise-demand",
+        type=NOISE,
+        help="With --samples: every task's demands uniform within ±Y of nominal (one factor per task), "
+        "instead of the tasks' own varies.",
+    )(func)
+    func = click.option(
+        "--noise",
+        type=NOISE,
+        help="With --samples: every duration uniform within ±X of nominal (PeakBench's protocol), "
+        "instead of the tasks' own varies.",
+    )(func)
+    func = click.option(
+        "--samples",
+        type=COUNT,
+        help="Also execute each plan over N sampled scenarios (Monte Carlo) and report its "
+        "probabilities and expectations.",
+    )(func)
+    func = click.option("--replay", type=click.Choice(MODES), hidden=True, help="Deprecated: use --execute.")(
+        func
+    )
+    return click.option(
+        "--execute",
+        type=ExecutionType(),
+        default="literal",
+        show_default=True,
+        help="How a plan runs: literal (its starts as a timetable), enforced (not before its "
+        "predecessors end), order (its order as priorities under resource admission), pos (its "
+        "dependencies plus resource-flow edges), or module:function (an online policy factory).",
+    )(func)
+
+
+def execution(ctx: click.Context, execute: str, replay: str | None) -> str:
+    """``--execute``, or what the deprecated ``--replay`` means (a usage error when they disagree)."""
+    if replay is None:
+        return execute
+    meant = REPLAY_EXECUTIONS[replay]
+    given = ctx.get_parameter_source("execute") is not click.core.ParameterSource.DEFAULT
+    if given and execute != meant:
+        raise click.UsageError(
+            f"--replay {replay} means --execute {meant}, not --execute {execute}; give one"
+        )
+    warn(f"--replay is deprecated: --replay {replay} is --execute {meant}")
+    return meant
+
+
+def check_sampling(ctx: click.Context, samples: int | None) -> None:
+    """Refuse --noise, --noise-demand or --seed without --samples: they would change nothing."""
+    if samples is not None:
+        return
+    for name in ("noise", "noise_demand", "seed"):
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{name.replace('_', '-')} needs --samples")
