@@ -157,8 +157,8 @@ class Controller:
             state.ready.remove(step)
             state.starts[step] = state.running[step] = now
             self.progress(f"{now:8.3f}s start {step}")
-            options = {"measure": self.measure, "interval": self.interval}
-            running[asyncio.create_task(run_step(self.steps[step], **options))] = step
+            work = run_step(self.steps[step], measure=self.measure, interval=self.interval)
+            running[asyncio.create_task(work)] = step
 
     def _finish(self, state: _State, step: str, outcome: StepOutcome) -> None:
         j = self.index[step]

@@ -2,11 +2,12 @@
 
 A **command** is a string (run by ``/bin/sh -c``) or a sequence of arguments (run directly);
 an **async callable** takes no argument and returns an exit code (None or 0: success). A
-subprocess gets its own session and process group, no stdin and no stdout (``/dev/null``); the
-end of its stderr is kept for the trace when it fails. Cancelling a step's coroutine ends the
-step's whole process tree (:func:`terminate`): SIGTERM to its group and to every descendant
-seen, SIGKILL after a grace period, and the coroutine waits for them before it lets the
-cancellation through, so no orphan outlives the run.
+subprocess gets its own session and process group, no stdin and no stdout (``/dev/null``); its
+stderr goes to a temporary file, whose end is kept for the trace when it fails. Cancelling a
+step's coroutine ends the step's whole process tree (:func:`terminate`): SIGTERM to its group
+and to every descendant seen (the tree is watched while it runs), SIGKILL after a grace
+period, and the coroutine waits for them before it lets the cancellation through, so no
+orphan outlives the run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -53,18 +55,33 @@ class StepOutcome:
         return self.exit_code == 0 and self.error is None
 
 
-async def _sample(sampler: TreeSampler, interval: float, peak: list[float]) -> None:
-    """Sample until cancelled, keeping the peak cores in ``peak[0]``."""
+async def _sample(sampler: TreeSampler, interval: float, peak: list[float] | None) -> None:
+    """Sample until cancelled, the peak cores kept in ``peak[0]``; without ``peak``, only the tree's members.
+
+    Knowing every process ever seen in the tree lets :func:`terminate` end a descendant that
+    has since left it (a daemon that double-forked away from its parent).
+    """
     while True:
-        peak[0] = max(peak[0], sampler.sample().cores)
+        if peak is None:
+            sampler.track()
+        else:
+            peak[0] = max(peak[0], sampler.sample().cores)
         await asyncio.sleep(interval)
 
 
-async def _tail(stream: asyncio.StreamReader | None) -> bytes:
-    kept = b""
-    while stream is not None and (chunk := await stream.read(65536)):
-        kept = (kept + chunk)[-STDERR_TAIL:]
-    return kept
+def _descendants(root: int, known: Sequence[int]) -> dict[int, psutil.Process]:
+    """The live processes of ``known`` (the root aside) and every descendant of them and of the root."""
+    found: dict[int, psutil.Process] = {}
+    for pid in {root, *known}:
+        try:
+            process = psutil.Process(pid)
+            children = process.children(recursive=True)
+        except psutil.Error:
+            continue
+        if pid != root:
+            found[pid] = process
+        found.update((c.pid, c) for c in children)
+    return found
 
 
 async def terminate(
@@ -72,17 +89,17 @@ async def terminate(
 ) -> None:
     """End ``proc``, its process group and every descendant (``known``: pids seen in its tree before)."""
     others: dict[int, psutil.Process] = {}
-    for pid in {proc.pid, *known}:
-        with contextlib.suppress(psutil.Error):
-            root = psutil.Process(pid)
-            if pid != proc.pid:
-                others[pid] = root
-            others.update((c.pid, c) for c in root.children(recursive=True))
-    with contextlib.suppress(OSError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    for process in others.values():
-        with contextlib.suppress(psutil.Error):
-            process.terminate()
+    for round_ in range(3):  # again: a process may have forked between the listing and its signal
+        new = {p: x for p, x in _descendants(proc.pid, [*known, *others]).items() if p not in others}
+        if round_ and not new:
+            break
+        others.update(new)
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        for process in new.values():
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        await asyncio.sleep(0.05)
     try:
         await asyncio.wait_for(proc.wait(), grace)
     except TimeoutError:
@@ -96,44 +113,39 @@ async def terminate(
             process.kill()
 
 
-async def run_subprocess(
-    command: Command,
-    *,
-    measure: bool = False,
-    interval: float = 0.1,
-    on_start: Callable[[int], None] | None = None,
-) -> StepOutcome:
+async def run_subprocess(command: Command, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
     """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
-    devnull, pipe = asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE
-    if isinstance(command, str):
-        proc = await asyncio.create_subprocess_shell(
-            command, stdin=devnull, stdout=devnull, stderr=pipe, start_new_session=True
-        )
-    else:
-        proc = await asyncio.create_subprocess_exec(
-            *command, stdin=devnull, stdout=devnull, stderr=pipe, start_new_session=True
-        )
-    started = time.monotonic()
-    if on_start is not None:
-        on_start(proc.pid)
-    sampler = TreeSampler(proc.pid, started)
-    peak = [0.0]
-    watch = asyncio.create_task(_sample(sampler, interval, peak)) if measure else None
-    try:
-        tail = await _tail(proc.stderr)
-        code = await proc.wait()
-    except BaseException:
-        if proc.returncode is None:
-            await terminate(proc, sorted(sampler.pids))
-        raise
-    finally:
-        if watch is not None:
+    # stderr goes to a file, not a pipe: a step ends when its process does, even if a daemon it
+    # left behind keeps the stream open, and no pipe outlives an interrupted event loop
+    with tempfile.TemporaryFile() as err:
+        devnull = asyncio.subprocess.DEVNULL
+        if isinstance(command, str):
+            proc = await asyncio.create_subprocess_shell(
+                command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True
+            )
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True
+            )
+        started = time.monotonic()
+        sampler = TreeSampler(proc.pid, started)
+        peak = [0.0] if measure else None
+        watch = asyncio.create_task(_sample(sampler, interval, peak))
+        try:
+            code = await proc.wait()
+        except BaseException:
+            if proc.returncode is None:
+                await terminate(proc, sorted(sampler.pids))
+            raise
+        finally:
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
+        err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL))
+        tail = err.read()
     ended = time.monotonic()
     usage = None
-    if measure:
+    if peak is not None:
         seconds = ended - started
         cpu = sampler.cpu_seconds
         usage = StepUsage(
@@ -145,8 +157,8 @@ async def run_subprocess(
     return StepOutcome(code, ended, proc.pid, usage, error)
 
 
-async def run_step(step: Step, **options: object) -> StepOutcome:
-    """Run a command (:func:`run_subprocess`, with ``options``) or await an async callable."""
+async def run_step(step: Step, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
+    """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
     if callable(step):
         try:
             code = await step()
@@ -155,4 +167,4 @@ async def run_step(step: Step, **options: object) -> StepOutcome:
         return StepOutcome(
             0 if code is None else code, time.monotonic(), error=None if not code else f"returned {code}"
         )
-    return await run_subprocess(step, **options)  # type: ignore[arg-type]
+    return await run_subprocess(step, measure=measure, interval=interval)

@@ -75,6 +75,10 @@ class TreeSampler:
         except psutil.NoSuchProcess:
             return []
 
+    def track(self) -> None:
+        """Note which processes are in the tree now (:attr:`pids`), measuring nothing."""
+        self.pids.update(p.pid for p in self.members())
+
     def sample(self) -> Sample:
         """Observe the tree now (a root that has ended gives an empty tree)."""
         now = time.monotonic()

@@ -217,6 +217,14 @@ def test_a_failing_command_keeps_the_end_of_its_stderr() -> None:
     assert trace.steps[0].exit_code == 7 and trace.steps[0].error == "disk full"
 
 
+def test_a_step_ends_with_its_process_even_if_a_child_keeps_its_stderr_open() -> None:
+    task = Task(id="a", duration=0.1, meta={"command": "sleep 5 & echo started"})
+    workflow = Workflow(id="w", tasks=(task,))
+    began = time.monotonic()
+    trace = run_workflow(workflow, BOX, online_policy("asap", workflow, BOX))
+    assert trace.steps[0].status == "ok" and time.monotonic() - began < 4
+
+
 def test_a_missing_program_fails_its_step() -> None:
     task = Task(id="a", duration=0.1, meta={"command": "no-such-program-here --flag"})
     workflow = Workflow(id="w", tasks=(task,))
