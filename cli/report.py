@@ -20,7 +20,15 @@ from peakopt.cli.messages import plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option, check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import board_json, board_tables, check_formats, emit, format_options, stacked
+from peakopt.cli.tables import (
+    board_json,
+    board_tables,
+    check_formats,
+    emit,
+    format_options,
+    monte_carlo_table,
+    stacked,
+)
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
@@ -151,7 +159,11 @@ def show_summaries(
     if as_json and ranked is not None:
         click.echo(board_json(ranked), nl=False)
     reasons = errors_table(rows)
-    show_tables(table_format, [*tables, report_table(found, title), *([reasons] if reasons else [])])
+    # rows scored under sampled scenarios (score --samples) also get their Monte Carlo figures
+    sampled = [monte_carlo_table(found, "Monte Carlo")] if any(s.monte_carlo for s in found) else []
+    show_tables(
+        table_format, [*tables, report_table(found, title), *sampled, *([reasons] if reasons else [])]
+    )
 
 
 def gate(

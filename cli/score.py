@@ -169,7 +169,7 @@ def score(
     # click.Choice has checked the values against the Literal types' members
     options = ReplayOptions(delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing))
     drawn = None if noise is None and noise_demand is None else Noise(noise or 0.0, noise_demand or 0.0)
-    sampling = Sampling(how, samples or 0, seed, drawn, policy_factory(how) if ":" in how else None)
+    sampling = Sampling(how, samples or 0, seed, drawn, _online_plugin(how) if ":" in how else None)
     rows = score_records(answer_records(schedules), scopes, references, options, sampling)
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
@@ -214,7 +214,7 @@ def score_records(
     return rows
 
 
-def policy_factory(spec: str) -> PolicyFactory:
+def _online_plugin(spec: str) -> PolicyFactory:
     """The online policy factory ``module:function`` names (a :class:`PluginError` if it cannot be loaded)."""
     from peakopt.solver.heuristics.plugins import load_plugin  # here: the solver loads OR-Tools
 

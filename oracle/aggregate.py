@@ -38,7 +38,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from peakopt.oracle.intervals import Interval, mean_interval
-from peakopt.oracle.rows import PlanRow, ScoreRow, drop_absent
+from peakopt.oracle.rows import MonteCarloMeans, PlanRow, ScoreRow, drop_absent
 
 R = TypeVar("R", ScoreRow, PlanRow)
 GROUP_KEYS = ("source", "setting", "machine", "tier", "workflow")
@@ -131,38 +131,19 @@ def _reasons(rows: Iterable[ScoreRow | PlanRow]) -> dict[str, int]:
     return dict(Counter(kind for row in rows if not row.valid for kind in row.reason_kinds).most_common())
 
 
-#: The Monte Carlo means of a summary: fields of :class:`~peakopt.oracle.rows.MonteCarlo`.
-MONTE_CARLO_MEANS = (
-    "safe_rate",
-    "overflow_rate",
-    "violation_rate",
-    "mean_makespan",
-    "p95_makespan",
-    "mean_avoidable_cva",
-    "gap",
-    "efficiency",
-)
+#: The Monte Carlo means of a summary: the fields of :class:`~peakopt.oracle.rows.MonteCarloMeans`.
+MONTE_CARLO_MEANS = tuple(MonteCarloMeans.model_fields)
 
 
-class MonteCarloSummary(BaseModel):
+class MonteCarloSummary(MonteCarloMeans):
     """A group's Monte Carlo figures: per field of :data:`MONTE_CARLO_MEANS`, the mean over its records.
 
     ``records`` counts the rows scored under sampled scenarios, ``samples`` their scenarios;
     each mean's interval is in the summary's ``intervals`` as ``mc_<field>``.
     """
 
-    model_config = ConfigDict(frozen=True)
-
     records: int
     samples: int
-    safe_rate: float | None = None
-    overflow_rate: float | None = None
-    violation_rate: float | None = None
-    mean_makespan: float | None = None
-    p95_makespan: float | None = None
-    mean_avoidable_cva: float | None = None
-    gap: float | None = None
-    efficiency: float | None = None
 
 
 class ScoreSummary(BaseModel):

@@ -33,28 +33,8 @@ from peakopt.models.workflow import longest_chains, topological_order
 from peakopt.oracle.antichains import heaviest_antichain
 from peakopt.oracle.exact import close, to_float
 from peakopt.oracle.peaks import Peaks, clamped_peaks
+from peakopt.oracle.simulate import with_edges
 from peakopt.oracle.sweep import time_grid
-
-
-def order_predecessors(workflow: Workflow, edges: Iterable[Edge]) -> tuple[tuple[int, ...], ...]:
-    """Per step (by position), its predecessors under the dependencies plus ``edges``.
-
-    Raises
-    ------
-    ValueError
-        When an edge names a step the workflow does not have, or the edges close a cycle.
-    """
-    index = workflow.index
-    preds = [list(p) for p in workflow.predecessors]
-    for a, b in edges:
-        for step in (a, b):
-            if step not in index:
-                raise ValueError(f"edge ({a!r}, {b!r}) names step {step!r}, which the workflow does not have")
-        preds[index[b]].append(index[a])
-    found = tuple(tuple(dict.fromkeys(p)) for p in preds)
-    if len(topological_order(found)) < len(found):
-        raise ValueError("the edges and the dependencies close a cycle: they order no schedule")
-    return found
 
 
 def pos_earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[str, float]:
@@ -65,13 +45,13 @@ def pos_earliest_starts(workflow: Workflow, edges: Iterable[Edge] = ()) -> dict[
 
     Raises
     ------
-    ValueError
+    peakopt.oracle.SimulationError
         When an edge names a step the workflow does not have, or the edges close a cycle.
     """
-    preds = order_predecessors(workflow, edges)
+    order, preds = with_edges(workflow, tuple(edges))
     grid = time_grid(workflow, {})
     lengths = [bounds[-1] for bounds in grid.bounds]
-    heads, _ = longest_chains(topological_order(preds), preds, lengths, 0)
+    heads, _ = longest_chains(order, preds, lengths, 0)
     return {t.id: to_float(h, grid.exponent) for t, h in zip(workflow.tasks, heads, strict=True)}
 
 
@@ -165,6 +145,9 @@ def resource_flow_edges(
     ValueError
         When a step has no start, the schedule breaks a dependency, or a step's peak does not
         fit beside those of the steps running when it starts (naming the step and the resource).
+        A timetable the oracle calls safe is refused so only where a step too short for the
+        oracle to see (under its tolerance of the makespan) overlaps another by a hair: no
+        partial-order schedule is safe without delaying it.
     """
     missing = [t.id for t in workflow.tasks if t.id not in starts]
     if missing:
@@ -177,7 +160,7 @@ def resource_flow_edges(
     ancestors = [0] * len(ids)
     linked: list[list[int]] = [[] for _ in ids]
     done: list[int] = []
-    for j in _start_order(workflow, begin, finish):
+    for j in _start_order(workflow, begin, finish, grid.scale):
         before = 0
         for p in workflow.predecessors[j]:
             if not _ended(finish[p], begin[j], grid.scale):
@@ -196,13 +179,20 @@ def resource_flow_edges(
     return tuple((ids[i], ids[j]) for j in range(len(ids)) for i in _reduced(workflow, ancestors, linked, j))
 
 
-def _start_order(workflow: Workflow, begin: list[int], finish: list[int]) -> list[int]:
+def _start_order(workflow: Workflow, begin: list[int], finish: list[int], scale: int) -> list[int]:
     """Steps by start, then end (a step that ends at once frees its units first), then position.
 
-    Among those, every step after its predecessors: the dependencies may hold only within the
-    oracle's tolerance (a predecessor ending a hair after its successor starts).
+    Starts the oracle takes for the same instant count as one, so a step too short for the
+    oracle to see, started a hair after another, goes first and hands its units on to it. Among
+    those, every step after its predecessors: the dependencies may hold only within the oracle's
+    tolerance (a predecessor ending a hair after its successor starts).
     """
-    by_time = sorted(range(len(begin)), key=lambda j: (begin[j], finish[j], j))
+    instant, first = [0] * len(begin), None
+    for j in sorted(range(len(begin)), key=lambda j: begin[j]):
+        if first is None or not close(begin[j], first, scale):
+            first = begin[j]
+        instant[j] = first
+    by_time = sorted(range(len(begin)), key=lambda j: (instant[j], finish[j], j))
     place = {j: k for k, j in enumerate(by_time)}
     preds = [[place[i] for i in workflow.predecessors[j]] for j in by_time]
     return [by_time[k] for k in topological_order(preds)]
@@ -256,10 +246,10 @@ def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) ->
 
     Raises
     ------
-    ValueError
+    peakopt.oracle.SimulationError
         When an edge names an unknown step or the edges close a cycle.
     """
-    preds = order_predecessors(workflow, edges)
+    _, preds = with_edges(workflow, tuple(edges))
     for peaks in clamped_peaks(workflow, machine):
         if peaks.fits(sum(peaks.weight)):
             continue

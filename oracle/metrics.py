@@ -215,9 +215,19 @@ def _relative(makespan: float, bound: float | None) -> float | None:
     return (makespan - bound) / bound
 
 
+def _robust(reference: SolveResult) -> bool:
+    """Whether the reference is a robust one (``solve --robust``): the optimum of another problem.
+
+    Its makespan is the shortest *partial-order schedule* safe for any durations, which a plain
+    timetable may beat while safe at nominal durations; neither it nor its bound bounds the
+    optimum a schedule's gap is measured against.
+    """
+    return bool(reference.params.get("robust"))
+
+
 def _proven(reference: SolveResult) -> bool:
-    """Whether the reference is the proven optimum of exactly scaled data."""
-    return reference.status == "optimal" and reference.exact
+    """Whether the reference is the proven optimum of exactly scaled data (and not a robust one)."""
+    return reference.status == "optimal" and reference.exact and not _robust(reference)
 
 
 def gap(makespan: float, reference: SolveResult) -> float | None:
@@ -226,7 +236,9 @@ def gap(makespan: float, reference: SolveResult) -> float | None:
 
 
 def gap_vs_lb(makespan: float, reference: SolveResult) -> float | None:
-    """(makespan − lower bound) / lower bound: an upper bound on the true gap."""
+    """(makespan − lower bound) / lower bound: an upper bound on the true gap (None against a robust one)."""
+    if _robust(reference):
+        return None
     lower = reference.lower_bound
     if lower is None and _proven(reference):
         lower = reference.makespan
@@ -234,7 +246,11 @@ def gap_vs_lb(makespan: float, reference: SolveResult) -> float | None:
 
 
 def gap_vs_ub(makespan: float, reference: SolveResult) -> float | None:
-    """(makespan − reference makespan) / reference makespan: negative when it beats the reference."""
+    """(makespan − reference makespan) / reference makespan: negative when it beats the reference.
+
+    The one gap defined against a robust reference (``solve --robust``): how much shorter or
+    longer than the robust optimum.
+    """
     return _relative(makespan, reference.makespan)
 
 

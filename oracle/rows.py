@@ -24,12 +24,46 @@ def _kinds(problems: Sequence[Violation]) -> list[str]:
     return sorted({p.kind for p in problems})
 
 
-class MonteCarlo(BaseModel):
+class MonteCarloMeans(BaseModel):
+    """The Monte Carlo figures that are means over scenarios (of one record, or of a group's records).
+
+    Attributes
+    ----------
+    safe_rate
+        Share of scenarios run safely: no dependency broken, no avoidable overflow.
+    overflow_rate
+        Probability of an avoidable overflow (a load over a capacity that a schedule could avoid).
+    violation_rate
+        Share of scenarios in which some dependency is broken (``literal`` only breaks them).
+    mean_makespan, p95_makespan
+        Expected and 95th-percentile (numpy's linear interpolation) realised makespan.
+    mean_avoidable_cva
+        Expected avoidable capacity-violation area.
+    gap
+        Mean of (makespan - OPT_k) / OPT_k over the safe scenarios with an optimum.
+    efficiency
+        Mean of OPT_k / makespan over the scenarios with an optimum, an unsafe run counting 0.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    safe_rate: float | None = None
+    overflow_rate: float | None = None
+    violation_rate: float | None = None
+    mean_makespan: float | None = None
+    p95_makespan: float | None = None
+    mean_avoidable_cva: float | None = None
+    gap: float | None = None
+    efficiency: float | None = None
+
+
+class MonteCarlo(MonteCarloMeans):
     """One plan (or policy) executed over a workflow's sampled scenarios: probabilities and expectations.
 
-    Built by :func:`peakopt.oracle.montecarlo.monte_carlo`. Rates and means are over every
-    scenario (a run that breaks a dependency or overflows still has a makespan); the gap and the
-    efficiency need the perfect-information bound (each scenario's own optimum).
+    Built by :func:`peakopt.oracle.montecarlo.monte_carlo`. Rates and means
+    (:class:`MonteCarloMeans`) are over every scenario (a run that breaks a dependency or
+    overflows still has a makespan); the gap and the efficiency need the perfect-information
+    bound (each scenario's own optimum).
 
     Attributes
     ----------
@@ -42,25 +76,9 @@ class MonteCarlo(BaseModel):
     scored, message
         False when the record gave no plan to execute (unreadable, a step missing), and why:
         every rate and mean is then None but ``safe_rate`` 0, as an invalid record counts.
-    safe_rate
-        Share of scenarios run safely: no dependency broken, no avoidable overflow.
-    overflow_rate
-        Probability of an avoidable overflow (a load over a capacity that a schedule could avoid).
-    violation_rate
-        Share of scenarios in which some dependency is broken (``literal`` only breaks them).
-    mean_makespan, p95_makespan
-        Expected and 95th-percentile (numpy's linear interpolation) realised makespan.
-    mean_avoidable_cva
-        Expected avoidable capacity-violation area.
     bounded
         Scenarios whose perfect-information optimum was given.
-    gap
-        Mean of (makespan - OPT_k) / OPT_k over the safe scenarios with an optimum.
-    efficiency
-        Mean of OPT_k / makespan over the scenarios with an optimum, an unsafe run counting 0.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     execution: str
     samples: int
@@ -69,15 +87,7 @@ class MonteCarlo(BaseModel):
     noise_demand: float | None = None
     scored: bool = True
     message: str | None = None
-    safe_rate: float | None = None
-    overflow_rate: float | None = None
-    violation_rate: float | None = None
-    mean_makespan: float | None = None
-    p95_makespan: float | None = None
-    mean_avoidable_cva: float | None = None
     bounded: int = 0
-    gap: float | None = None
-    efficiency: float | None = None
 
 
 def drop_absent(value: BaseModel, handler: SerializerFunctionWrapHandler, key: str) -> dict[str, Any]:

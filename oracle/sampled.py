@@ -17,7 +17,7 @@ What ``peakopt score --execute POLICY --samples N`` does to each record:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -39,6 +39,8 @@ from peakopt.oracle.scoring import (
 )
 from peakopt.oracle.simulate import EXECUTIONS, Simulation
 
+#: ``optima(workflow, machine, scenarios)``: per scenario, the optimum of its realised workflow.
+Optima = Callable[[Workflow, Machine, Scenarios], Sequence[float | None]]
 #: The executions a deterministic replay already gives: no simulator needed at nominal durations.
 REPLAYED = {"literal": "literal", "enforced": "runtime"}
 
@@ -57,6 +59,10 @@ class Sampling:
         As :func:`~peakopt.oracle.scenarios.draw` takes them.
     factory
         An online policy (built fresh per run) instead of an execution of the plan.
+    optima
+        The perfect-information bound: per scenario of a workflow × machine, its realised
+        workflow's optimum (None where unknown), e.g. from :mod:`peakopt.campaign.hindsight`;
+        asked once per pair. None: no gap or efficiency figures.
     """
 
     execution: str = "literal"
@@ -64,6 +70,7 @@ class Sampling:
     seed: int = 0
     noise: Noise | None = None
     factory: PolicyFactory | None = None
+    optima: Optima | None = None
 
 
 @dataclass
@@ -73,6 +80,7 @@ class Sampler:
     sampling: Sampling
     _scenarios: dict[int, tuple[Workflow, Scenarios]] = field(default_factory=dict)
     _scorers: dict[tuple[int, int], tuple[Workflow, Machine, RealisedScorer]] = field(default_factory=dict)
+    _optima: dict[tuple[int, int], Sequence[float | None]] = field(default_factory=dict)
 
     def scenarios(self, workflow: Workflow) -> Scenarios:
         """The workflow's scenarios (drawn once; the workflow is kept so its id() stays its own)."""
@@ -101,13 +109,18 @@ class Sampler:
             raise ValueError(f"unknown execution {s.execution!r}")
         return Simulation(workflow, machine, s.execution, plan)
 
-    def figures(
-        self,
-        workflow: Workflow,
-        machine: Machine,
-        plan: Schedule | None,
-        optima: Sequence[float | None] | None = None,
-    ) -> MonteCarlo:
+    def optima(self, workflow: Workflow, machine: Machine) -> Sequence[float | None] | None:
+        """The pair's perfect-information bound per scenario (asked once), if the sampling has one."""
+        bound = self.sampling.optima
+        if bound is None:
+            return None
+        key = (id(workflow), id(machine))
+        if key not in self._optima:
+            self.scorer(workflow, machine)  # holds the pair, so that the ids stay theirs
+            self._optima[key] = bound(workflow, machine, self.scenarios(workflow))
+        return self._optima[key]
+
+    def figures(self, workflow: Workflow, machine: Machine, plan: Schedule | None) -> MonteCarlo:
         """The Monte Carlo figures of ``plan`` on the pair; unscored, with the reason, when it cannot run."""
         scenarios = self.scenarios(workflow)
         try:
@@ -120,7 +133,7 @@ class Sampler:
                 simulation,
                 scenarios,
                 execution=self.sampling.execution,
-                optima=optima,
+                optima=self.optima(workflow, machine),
                 scorer=self.scorer(workflow, machine),
             )
         except PeakoptError as exc:

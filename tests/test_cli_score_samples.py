@@ -190,6 +190,10 @@ def test_report_reads_the_sampled_scores(tmp_path: Path) -> None:
     assert all(r.monte_carlo is not None and r.monte_carlo.samples == 10 for r in rows)
     code, _, err = run("report", str(target), "-o", str(tmp_path / "report.html"))
     assert code == 0, err
+    assert "Monte Carlo" in err and "P(overflow)" in err
+    code, out, err = run("report", str(target), "--json")
+    (tight, _, _) = json.loads(out.splitlines()[0])
+    assert tight["monte_carlo"]["records"] == 1 and tight["monte_carlo"]["samples"] == 10
 
 
 @pytest.mark.parametrize(

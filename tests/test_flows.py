@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from strategies import machines, workflows
 
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
-from peakopt.oracle import evaluate
+from peakopt.oracle import TOLERANCE, SimulationError, evaluate
 from peakopt.oracle.flows import (
     PREFER,
     Prefer,
@@ -101,7 +101,13 @@ def check_flow(
     workflow: Workflow, machine: Machine, starts: dict[str, float], prefer: Prefer = "most"
 ) -> None:
     """The flow edges of a schedule of the peak problem make a safe POS no later than it."""
-    edges = resource_flow_edges(workflow, machine, starts, prefer=prefer)
+    try:
+        edges = resource_flow_edges(workflow, machine, starts, prefer=prefer)
+    except ValueError:
+        # refused only when a step too short for the oracle to see overlaps another by a hair
+        scale = max(starts[t.id] + t.length for t in workflow.tasks)
+        assert any(0 < t.length <= TOLERANCE * scale for t in workflow.tasks)
+        return
     assert pos_safe(workflow, machine, edges)
     assert brute_force_safe(workflow, machine, edges) or len(workflow.tasks) > 7
     implied = closure(workflow, ())
@@ -137,9 +143,21 @@ def _linked_twice() -> Workflow:
     return Workflow(id="w", tasks=tasks)
 
 
+def _hair() -> Workflow:
+    """Found by hypothesis: a step too short for the oracle to see, a hair after another's start."""
+    hair = 1.1232884286155833e-94
+    tasks = [
+        Task(id="t0", duration=1.0, demand={"memory_mb": 1.0}),
+        Task(id="t1", profile=[{"duration": hair}]),
+        Task(id="t2", depends_on=("t1",), profile=[{"duration": hair, "demand": {"memory_mb": 1.0}}]),
+    ]
+    return Workflow(id="w", tasks=tasks)
+
+
 @settings(max_examples=80)
 @given(workflows(max_tasks=7), machines(), st.sampled_from(PREFER))
 @example(_linked_twice(), Machine(name="m", capacity={"cpu": 3.0}), "most")
+@example(_hair(), Machine(name="m", capacity={"memory_mb": 1.0}), "most")
 def test_flow_edges_of_a_heuristic_schedule_give_a_safe_pos(
     workflow: Workflow, machine: Machine, prefer: Prefer
 ) -> None:
@@ -211,9 +229,9 @@ def test_a_piecewise_step_is_charged_its_peak_for_its_whole_run() -> None:
 
 def test_edges_naming_unknown_steps_or_closing_a_cycle_are_refused() -> None:
     workflow, machine = chain_machine()
-    with pytest.raises(ValueError, match="step 'q', which the workflow does not have"):
+    with pytest.raises(SimulationError, match="unknown step 'q'"):
         pos_safe(workflow, machine, (("a", "q"),))
-    with pytest.raises(ValueError, match="close a cycle"):
+    with pytest.raises(SimulationError, match="form a cycle"):
         pos_earliest_starts(workflow, (("a", "b"), ("b", "a")))
 
 

@@ -165,3 +165,10 @@ def test_a_reference_solved_before_varies_was_added_stays_valid() -> None:
     longer = Workflow(id="w", tasks=(Task(id="a", duration=4, demand={"cpu": 1}),))
     with pytest.raises(ReferenceError, match="different workflow"):
         check_references("refs.jsonl", [(1, line)], [(longer, machine)])
+
+
+def test_the_task_schema_shows_varies_and_its_kinds() -> None:
+    schema = json.dumps(Task.model_json_schema())
+    assert '"varies"' in schema
+    for kind in ("uniform", "triangular", "lognormal", "empirical"):
+        assert f'"const": "{kind}"' in schema or f'"{kind}"' in schema

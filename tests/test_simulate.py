@@ -329,3 +329,14 @@ def test_a_compiled_simulation_runs_the_sampled_scenarios_the_oracle_then_scores
                 assert starts == list(
                     execute(realised, machine, policy, plan, nominal=workflow).starts.values()
                 )
+
+
+def test_order_of_a_plan_that_breaks_a_dependency_runs_the_predecessor_first() -> None:
+    # hypothesis found it: sorted by planned start, "b" (planned at 0) waited for its own
+    # predecessor "a" (planned at 1), which the strict order never reached: a stall
+    workflow = _wf(
+        Task(id="a", duration=1.0, demand={"cpu": 1.0}), Task(id="b", duration=1.0, depends_on=("a",))
+    )
+    plan = _plan(workflow, {"a": 1.0, "b": 0.0})
+    for greedy in (False, True):
+        assert execute(workflow, MACHINE, "order", plan, greedy=greedy).starts == {"a": 0.0, "b": 1.0}
