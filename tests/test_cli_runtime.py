@@ -189,13 +189,13 @@ def test_ctrl_c_kills_every_step_and_leaves_the_trace_file_as_it_was(tmp_path: P
             time.sleep(0.1)
         tree = psutil.Process(process.pid).children(recursive=True)
         os.killpg(process.pid, signal.SIGINT)
-        assert process.wait(timeout=30) == 130
+        assert process.wait(timeout=30) == 130, log.read_text()
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     alive = [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    assert not alive, alive
+    assert not alive, (alive, log.read_text())
     assert trace_path.read_text() == "old\n"
     text = log.read_text()
     assert text.strip().splitlines()[-1] == "Interrupted" and "Traceback" not in text
