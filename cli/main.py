@@ -70,6 +70,14 @@ COMMANDS: dict[str, Entry] = {
         "peakopt.cli.report:report",
         "Per-method statistics of stress runs (SQLite stores), scores or Inspect logs, and a leaderboard.",
     ),
+    "profile": Entry(
+        "peakopt.cli.profile:profile",
+        "Measure a real command's run: its duration, CPU and memory over time, as a task.",
+    ),
+    "run": Entry(
+        "peakopt.cli.run:run_command",
+        "Run a workflow's shell commands on this machine under a machine's capacities.",
+    ),
     "plot": Entry(
         "peakopt.cli.plot:plot",
         "Draw schedules of one workflow side by side: Gantt chart above the load on each resource.",

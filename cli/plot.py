@@ -13,7 +13,7 @@ from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.options import Renamed, seed_option, split_names
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import answer_records, load_references
-from peakopt.cli.targets import targets
+from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.evaluate import with_reference
@@ -31,30 +31,6 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if value:
         ctx.meta.setdefault(ORDER, []).append(param.name)
     return value
-
-
-def choose(found: list[tuple[Workflow, list[Machine]]], workflow_id: str | None) -> tuple[Workflow, Machine]:
-    """The one workflow × machine to draw.
-
-    Raises
-    ------
-    click.UsageError
-        When the inputs hold several and the options do not pick one.
-    """
-    if workflow_id is not None:
-        found = [pair for pair in found if pair[0].id == workflow_id]
-        if not found:
-            raise click.BadParameter(f"no workflow {workflow_id!r} in the inputs", param_hint="'--workflow'")
-    if len(found) > 1:
-        ids = ", ".join(w.id for w, _ in found[:8]) + (", ..." if len(found) > 8 else "")
-        raise click.UsageError(f"the inputs hold {len(found)} workflows ({ids}); pick one with --workflow ID")
-    workflow, machines = found[0]
-    if len(machines) > 1:
-        names = ", ".join(m.name for m in machines)
-        raise click.UsageError(
-            f"{workflow.id!r} has several machines ({names}); pick one with --machine NAME"
-        )
-    return workflow, machines[0]
 
 
 def from_files(paths: tuple[str, ...], workflow: Workflow, machine: Machine) -> list[Schedule]:

@@ -172,3 +172,27 @@ def targets(
     for note in notes:
         warn(note)
     return found
+
+
+def choose(found: list[tuple[Workflow, list[Machine]]], workflow_id: str | None) -> tuple[Workflow, Machine]:
+    """The one workflow × machine to draw.
+
+    Raises
+    ------
+    click.UsageError
+        When the inputs hold several and the options do not pick one.
+    """
+    if workflow_id is not None:
+        found = [pair for pair in found if pair[0].id == workflow_id]
+        if not found:
+            raise click.BadParameter(f"no workflow {workflow_id!r} in the inputs", param_hint="'--workflow'")
+    if len(found) > 1:
+        ids = ", ".join(w.id for w, _ in found[:8]) + (", ..." if len(found) > 8 else "")
+        raise click.UsageError(f"the inputs hold {len(found)} workflows ({ids}); pick one with --workflow ID")
+    workflow, machines = found[0]
+    if len(machines) > 1:
+        names = ", ".join(m.name for m in machines)
+        raise click.UsageError(
+            f"{workflow.id!r} has several machines ({names}); pick one with --machine NAME"
+        )
+    return workflow, machines[0]

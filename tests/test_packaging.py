@@ -13,7 +13,7 @@ from paths import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
-TOP = ("models", "instances", "solver", "oracle", "campaign", "evals", "plots", "cli")
+TOP = ("models", "instances", "solver", "oracle", "campaign", "evals", "runtime", "plots", "cli")
 
 
 def package_folders() -> dict[str, str]:

@@ -1,0 +1,162 @@
+"""``peakopt run``: run a workflow of shell commands under the admission controller, and judge its trace."""
+
+from __future__ import annotations
+
+import asyncio
+
+import click
+
+from peakopt.cli.common import input_options
+from peakopt.cli.messages import note, plural, quiet_option, wrote
+from peakopt.cli.options import SECONDS, seconds_option, seed_option
+from peakopt.cli.outputs import REPLACES, claim
+from peakopt.cli.targets import choose, targets
+from peakopt.models import Machine
+from peakopt.oracle import evaluate
+from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
+from peakopt.runtime.policies import named_policy
+from peakopt.runtime.steps import Step
+from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
+from peakopt.solver.heuristics import MethodError
+
+
+def given_commands(values: tuple[str, ...]) -> dict[str, Step]:
+    """``--command ID=CMD`` values as id -> shell line."""
+    found: dict[str, Step] = {}
+    for value in values:
+        step, sep, line = value.partition("=")
+        if not sep or not step or not line.strip():
+            raise click.BadParameter(f"{value!r} is not ID=COMMAND", param_hint="'--command'")
+        found[step] = line
+    return found
+
+
+def trace_verdict(trace: Trace, machine: Machine) -> str:
+    """One line: the oracle's verdict on the trace (safe, avoidable cva, makespan) and the steps' outcome."""
+    workflow, schedule = trace.realised()
+    score = evaluate(workflow, machine, schedule)
+    counts = {s: sum(r.status == s for r in trace.steps) for s in ("ok", "failed", "skipped")}
+    steps = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    safe = "safe" if score.safe else "UNSAFE"
+    return (
+        f"{safe}: avoidable cva {score.avoidable_cva:g}, makespan {score.makespan:.3f} s "
+        f"on {machine.name!r} under {trace.policy}{'' if trace.guarded else ' (unguarded)'} ({steps})"
+    )
+
+
+@click.command("run")
+@click.argument("paths", nargs=-1, required=True, metavar="WORKFLOW...")
+@click.option(
+    "--machine", "machine_refs", multiple=True, metavar="NAME|FILE", help="The machine to run under."
+)
+@click.option(
+    "--workflow", "workflow_id", metavar="ID", help="The workflow to run, when the inputs hold several."
+)
+@click.option(
+    "--policy",
+    default="admission",
+    show_default=True,
+    help="Which ready steps start: robust, optimal (the order of that reference), or a method's online "
+    "form (admission, asap, sgs:parallel:lft, a plug-in...).",
+)
+@click.option(
+    "--command",
+    "given",
+    multiple=True,
+    metavar="ID=CMD",
+    help=f"The shell command of step ID (instead of its meta.{COMMAND_KEY}); repeat for several.",
+)
+@click.option(
+    "--on-failure",
+    type=click.Choice(ON_FAILURE),
+    default="continue",
+    show_default=True,
+    help="When a step fails: continue (skip what depends on it) or stop (start nothing more).",
+)
+@click.option(
+    "--no-guard", is_flag=True, help="Trust the policy: start what it picks even when it does not fit."
+)
+@click.option("--measure", is_flag=True, help="Sample each step's process tree and record its usage.")
+@click.option(
+    "--interval", type=SECONDS, default=0.1, show_default=True, help="Sampling interval of --measure (s)."
+)
+@seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s).")
+@seed_option("Seed of the policy (seeded methods, the solver).")
+@click.option("-o", "--output", metavar="FILE", help=f"Write the trace (JSON). {REPLACES}")
+@click.option("--json", "as_json", is_flag=True, help="Print the trace on stdout.")
+@input_options
+@quiet_option
+def run_command(
+    paths: tuple[str, ...],
+    machine_refs: tuple[str, ...],
+    workflow_id: str | None,
+    policy: str,
+    given: tuple[str, ...],
+    on_failure: str,
+    no_guard: bool,
+    measure: bool,
+    interval: float,
+    time_limit: float,
+    seed: int,
+    output: str | None,
+    as_json: bool,
+    fmt: str | None,
+    cpu: str,
+    keep_dummies: bool,
+) -> None:
+    """Run a workflow's shell commands on this machine under a machine's capacities.
+
+    At the start and whenever a step ends, the policy picks ready steps and the
+    controller starts those whose declared peak demand fits the free capacity
+    (a step over a capacity on its own runs alone). Each step runs its
+    meta.command (a shell line or a list of arguments) or its --command. When a
+    step fails, what depends on it is skipped (--on-failure stop: nothing more
+    starts) and the command exits 1 after writing the trace. Ctrl-C ends every
+    running step's processes. Progress and the oracle's verdict on the trace
+    go to stderr.
+
+    Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
+    """
+    out = claim(output, paths)
+    read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
+    workflow, machine = choose(targets(paths, machine_refs, read), workflow_id)
+    steps = given_commands(given)
+    unknown = sorted(set(steps) - workflow.index.keys())
+    if unknown:
+        raise click.BadParameter(
+            f"workflow {workflow.id!r} has no step {unknown[0]!r}", param_hint="'--command'"
+        )
+    steps = commands(workflow, steps)  # a step without a command fails before any solve
+    try:
+        chosen = named_policy(policy, workflow, machine, seed=seed, time_limit=time_limit)
+    except MethodError as exc:
+        raise click.BadParameter(f"{exc}; or robust, optimal", param_hint="'--policy'") from None
+    controller = Controller(
+        workflow,
+        machine,
+        chosen,
+        steps,
+        name=policy,
+        guard=not no_guard,
+        on_failure=on_failure,  # type: ignore[arg-type]
+        measure=measure,
+        interval=interval,
+        progress=note,
+    )
+    trace = asyncio.run(controller.run())
+    text = trace_json(trace)
+    if out is not None:
+        out.write_text(text)
+        wrote(output, f"trace of {plural(len(trace.steps), 'step')}")
+    if as_json:
+        click.echo(text, nl=False)
+    note(trace_verdict(trace, machine))
+    failed = [r for r in trace.steps if r.status == "failed"]
+    if failed:
+        skipped = sum(r.status == "skipped" for r in trace.steps)
+        first = failed[0]
+        raise click.ClickException(
+            f"step {first.id!r} failed ({(first.error or str(first.exit_code)).splitlines()[-1]})"
+            + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")
+            + (f"; {plural(skipped, 'step')} skipped" if skipped else "")
+        )

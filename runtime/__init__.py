@@ -1,0 +1,1 @@
+"""For agent runtimes: profiling real commands and the admission controller that runs real steps."""

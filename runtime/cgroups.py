@@ -1,0 +1,127 @@
+"""cgroup v2 accounting: a fresh cgroup per measured command, read from the kernel's own counters.
+
+Where a cgroup v2 hierarchy is mounted and the process's own cgroup delegates the ``memory`` and
+``cpu`` controllers to children it may create (``cgroup.subtree_control``, writable), a command
+runs in a child cgroup of its own: every process it starts stays in it, whatever it does
+(``setsid``, double forks), and the kernel counts exactly what they use. ``memory.peak`` (kernel
+5.19 or later) is the exact peak, ``cpu.stat``'s ``usage_usec`` the exact CPU time; the samples
+over time read ``memory.current`` and ``usage_usec``.
+
+Elsewhere — cgroup v1 or a hybrid machine whose v2 hierarchy has no controllers, a container
+that does not delegate them, a read-only ``/sys/fs/cgroup`` — :func:`detect` says why not, and the
+profiler samples the process tree with psutil (:mod:`peakopt.runtime.tree`) instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: What the kernel must delegate for a measured cgroup.
+CONTROLLERS = ("memory", "cpu")
+
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Detected:
+    """Whether cgroup v2 accounting can be used here: the parent folder to create cgroups in, or why not."""
+
+    parent: Path | None
+    reason: str
+
+
+def own_cgroup(proc_cgroup: str) -> str | None:
+    """The cgroup v2 path of a process from ``/proc/PID/cgroup`` text (the ``0::PATH`` line)."""
+    for line in proc_cgroup.splitlines():
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hierarchy == "0" and controllers == "":
+            return path
+    return None
+
+
+def v2_mount(mountinfo: str) -> Path | None:
+    """Where the cgroup v2 hierarchy is mounted, from ``/proc/self/mountinfo`` text."""
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if " - " in line and line.split(" - ", 1)[1].split()[0] == "cgroup2":
+            return Path(fields[4])
+    return None
+
+
+def detect(proc: Path = Path("/proc/self")) -> Detected:
+    """Whether this process can create measured cgroup v2 children, and where (see the module docstring)."""
+    try:
+        mount = v2_mount((proc / "mountinfo").read_text())
+        path = own_cgroup((proc / "cgroup").read_text())
+    except OSError as exc:
+        return Detected(None, f"cannot read {exc.filename} ({exc.strerror})")
+    if mount is None or path is None:
+        return Detected(None, "no cgroup v2 hierarchy is mounted")
+    parent = mount / path.lstrip("/")
+    try:
+        available = (parent / "cgroup.controllers").read_text().split()
+        delegated = (parent / "cgroup.subtree_control").read_text().split()
+    except OSError as exc:
+        return Detected(None, f"cannot read the cgroup {parent} ({exc.strerror})")
+    missing = [c for c in CONTROLLERS if c not in available or c not in delegated]
+    if missing:
+        return Detected(
+            None, f"the cgroup v2 hierarchy at {parent} does not delegate {', '.join(missing)} (cgroup v1?)"
+        )
+    if not os.access(parent, os.W_OK):
+        return Detected(None, f"the cgroup {parent} is not writable")
+    return Detected(parent, "cgroup v2")
+
+
+def read_usage_usec(cpu_stat: str) -> int:
+    """``usage_usec`` of a ``cpu.stat`` file's text (microseconds of CPU time)."""
+    for line in cpu_stat.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "usage_usec":
+            return int(value)
+    raise ValueError("cpu.stat has no usage_usec line")
+
+
+class Cgroup:
+    """A child cgroup for one measured command: created on entry, removed on exit.
+
+    Parameters
+    ----------
+    parent
+        The folder :func:`detect` found.
+    """
+
+    def __init__(self, parent: Path) -> None:
+        self.path = parent / f"peakopt-{os.getpid()}-{next(_counter)}"
+
+    def __enter__(self) -> Cgroup:
+        self.path.mkdir()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with contextlib.suppress(OSError):  # still busy: the kernel frees it when its last process ends
+            self.path.rmdir()
+
+    def join(self) -> None:
+        """Move the calling process into this cgroup (run in the child between fork and exec)."""
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def memory_current(self) -> int:
+        """Bytes charged to the cgroup now."""
+        return int((self.path / "memory.current").read_text())
+
+    def memory_peak(self) -> int | None:
+        """The highest ``memory.current`` so far (None before kernel 5.19, which has no ``memory.peak``)."""
+        try:
+            return int((self.path / "memory.peak").read_text())
+        except FileNotFoundError:
+            return None
+
+    def usage_usec(self) -> int:
+        """CPU microseconds used by the cgroup's processes so far."""
+        return read_usage_usec((self.path / "cpu.stat").read_text())

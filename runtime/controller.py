@@ -1,0 +1,252 @@
+"""The admission controller: runs a workflow's real steps on this machine under a machine's capacities.
+
+:class:`Controller` (asyncio) starts the steps with no predecessor, and at the start and whenever
+a step ends it asks an :class:`~peakopt.oracle.online.OnlinePolicy` which ready steps to start
+(the same interface the oracle's simulator runs: a method's online form, a plan's order, a
+plug-in). Then it **guards** the answer: a step starts only if its clamped peak demand fits the
+free capacity (:func:`peakopt.oracle.dispatch.admitted`: the capacity the running steps hold at
+their clamped peaks for their whole run), so no admitted set of steps ever exceeds a capacity,
+whatever the policy says; a step over a capacity on its own is clamped to it and so runs alone
+on that resource. Steps the guard holds back stay ready for the next event. ``guard=False``
+trusts the policy (to measure what an unguarded runtime does).
+
+A failing step (non-zero exit, a signal, an exception) is recorded; then, with
+``on_failure="continue"`` (the default, like ``make -k``), the steps that depend on it, directly
+or not, are skipped and the others go on; with ``"stop"``, no further step starts, the running
+ones finish, and the rest are skipped. Cancelling the run (Ctrl-C) ends every running step's
+process tree before the cancellation goes through.
+
+The result is a :class:`~peakopt.runtime.trace.Trace`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import time
+from collections.abc import Callable, Mapping
+
+from peakopt.models import Machine, PeakoptError, Workflow
+from peakopt.oracle.dispatch import admitted, constrained, peak_needs
+from peakopt.oracle.online import OnlinePolicy
+from peakopt.runtime.steps import Step, StepOutcome, run_step
+from peakopt.runtime.trace import PLACES, OnFailure, StepRecord, Trace
+
+#: Where a step's command is found in the workflow: ``task.meta["command"]``.
+COMMAND_KEY = "command"
+
+
+class ControllerError(PeakoptError):
+    """A run that cannot be controlled: a step without a command, a policy that picks wrongly or stalls."""
+
+
+def commands(workflow: Workflow, given: Mapping[str, Step] | None = None) -> dict[str, Step]:
+    """What each step runs: ``given[id]``, else the task's ``meta.command`` (a string or a list of strings).
+
+    Raises
+    ------
+    ControllerError
+        Naming the steps that have neither.
+    """
+    given = dict(given or {})
+    found: dict[str, Step] = {}
+    missing = []
+    for task in workflow.tasks:
+        step = given.get(task.id, task.meta.get(COMMAND_KEY))
+        if isinstance(step, list) and step and all(isinstance(a, str) for a in step):
+            step = tuple(step)
+        if not (callable(step) or (isinstance(step, str | tuple) and step)):
+            missing.append(task.id)
+        else:
+            found[task.id] = step
+    if missing:
+        listed = ", ".join(repr(m) for m in missing)
+        raise ControllerError(
+            f"workflow {workflow.id!r}: step{'s' * (len(missing) > 1)} {listed} "
+            f"{'have' if len(missing) > 1 else 'has'} no command (give meta.{COMMAND_KEY}: a shell line "
+            "or a list of arguments)"
+        )
+    return found
+
+
+class Controller:
+    """Runs ``workflow``'s steps under ``machine``'s capacities, in the order ``policy`` picks.
+
+    Parameters
+    ----------
+    workflow, machine
+        The steps (their declared demands are what the guard holds) and the capacities.
+    policy
+        Which ready steps to start (a fresh one: it may be stateful).
+    steps
+        Id -> what the step runs (see :func:`commands`); by default each task's ``meta.command``.
+    name
+        The policy's name, for the trace and the messages.
+    guard
+        Start only steps whose clamped peak demand fits (the default); False trusts the policy.
+    on_failure
+        ``continue`` or ``stop`` (see the module docstring).
+    measure, interval
+        Sample each subprocess's tree every ``interval`` seconds and record its usage.
+    progress
+        Called with one line per event (a step started or ended).
+    """
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        machine: Machine,
+        policy: OnlinePolicy,
+        steps: Mapping[str, Step] | None = None,
+        *,
+        name: str = "policy",
+        guard: bool = True,
+        on_failure: OnFailure = "continue",
+        measure: bool = False,
+        interval: float = 0.1,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self.workflow, self.machine, self.policy, self.name = workflow, machine, policy, name
+        self.steps = commands(workflow, steps)
+        self.guard, self.on_failure, self.measure, self.interval = guard, on_failure, measure, interval
+        self.progress = progress or (lambda line: None)
+        self.resources, self.capacity = constrained(workflow, machine)
+        where = {r: k for k, r in enumerate(self.resources)}
+        self.needs = [peak_needs(t, where, self.capacity) for t in workflow.tasks]
+        self.index = workflow.index
+
+    async def run(self) -> Trace:
+        """Run every step (see the module docstring); cancelling ends the running steps' processes first."""
+        wall = datetime.datetime.now(datetime.UTC).isoformat()
+        state = _State(self.workflow, time.monotonic(), len(self.capacity))
+        state.free = list(self.capacity)
+        running: dict[asyncio.Task[StepOutcome], str] = {}
+        try:
+            while True:
+                if state.ready and not state.stopping:
+                    self._start(state, running)
+                if not running:
+                    if state.ready and not state.stopping:
+                        raise ControllerError(self._stalled(state))
+                    break
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda t: (t.result().ended, self.index[running[t]])):
+                    self._finish(state, running.pop(task), task.result())
+        except BaseException:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+        return self._trace(state, wall)
+
+    def _start(self, state: _State, running: dict[asyncio.Task[StepOutcome], str]) -> None:
+        now = time.monotonic() - state.t0
+        ready = tuple(state.ready)
+        free = dict(zip(self.resources, state.free, strict=True))
+        chosen = list(self.policy(now, ready, dict(state.running), free))
+        for step in chosen:
+            if step not in state.ready or chosen.count(step) > 1:
+                raise ControllerError(f"policy {self.name} chose {step!r} at {now:.3f}s, which is not ready")
+        positions = [self.index[s] for s in chosen]
+        if self.guard:
+            positions = admitted(positions, self.needs, state.free, strict=False)
+        for j in positions:
+            step = self.workflow.tasks[j].id
+            for k, amount, _ in self.needs[j]:
+                state.free[k] -= amount
+            state.ready.remove(step)
+            state.starts[step] = state.running[step] = now
+            self.progress(f"{now:8.3f}s start {step}")
+            work = run_step(self.steps[step], measure=self.measure, interval=self.interval)
+            running[asyncio.create_task(work)] = step
+
+    def _finish(self, state: _State, step: str, outcome: StepOutcome) -> None:
+        j = self.index[step]
+        end = outcome.ended - state.t0
+        for k, amount, _ in self.needs[j]:
+            state.free[k] += amount
+        del state.running[step]
+        if not state.running:
+            state.free = list(self.capacity)  # nothing holds capacity: drop floating-point residue
+        state.records[step] = StepRecord(
+            id=step,
+            status="ok" if outcome.ok else "failed",
+            start=round(state.starts[step], PLACES),
+            end=round(max(end, state.starts[step]), PLACES),
+            exit_code=outcome.exit_code,
+            pid=outcome.pid,
+            usage=outcome.usage,
+            error=outcome.error,
+        )
+        verdict = "done" if outcome.ok else f"FAILED ({outcome.error or outcome.exit_code})"
+        self.progress(f"{end:8.3f}s {verdict} {step}")
+        if outcome.ok:
+            released = []
+            for succ in state.successors[step]:
+                state.left[succ] -= 1
+                if not state.left[succ] and succ not in state.skipped:
+                    released.append(succ)
+            state.ready.extend(sorted(released, key=self.index.__getitem__))
+        elif self.on_failure == "stop":
+            state.stopping = True
+        else:
+            state.skip_after(step)
+
+    def _stalled(self, state: _State) -> str:
+        listed = ", ".join(repr(s) for s in state.ready[:5]) + (" ..." if len(state.ready) > 5 else "")
+        return f"policy {self.name} stalled: nothing runs, steps {listed} are ready and it started none"
+
+    def _trace(self, state: _State, wall: str) -> Trace:
+        records = [
+            state.records.get(t.id) or StepRecord(id=t.id, status="skipped") for t in self.workflow.tasks
+        ]
+        return Trace(
+            workflow=self.workflow,
+            machine=self.machine,
+            policy=self.name,
+            guarded=self.guard,
+            on_failure=self.on_failure,
+            started_at=wall,
+            status="ok" if all(r.status == "ok" for r in records) else "failed",
+            steps=tuple(records),
+        )
+
+
+class _State:
+    """What a run knows: ready steps, start times, free capacity, what failed."""
+
+    def __init__(self, workflow: Workflow, t0: float, resources: int) -> None:
+        self.t0 = t0
+        self.left = {t.id: len(t.depends_on) for t in workflow.tasks}
+        self.successors: dict[str, list[str]] = {t.id: [] for t in workflow.tasks}
+        for task in workflow.tasks:
+            for pred in task.depends_on:
+                self.successors[pred].append(task.id)
+        self.ready = [t.id for t in workflow.tasks if not t.depends_on]
+        self.starts: dict[str, float] = {}
+        self.running: dict[str, float] = {}
+        self.records: dict[str, StepRecord] = {}
+        self.skipped: set[str] = set()
+        self.free = [0.0] * resources
+        self.stopping = False
+
+    def skip_after(self, failed: str) -> None:
+        """Skip every step that depends on ``failed``, directly or not."""
+        stack = list(self.successors[failed])
+        while stack:
+            step = stack.pop()
+            if step not in self.skipped:
+                self.skipped.add(step)
+                stack.extend(self.successors[step])
+
+
+def run_workflow(
+    workflow: Workflow,
+    machine: Machine,
+    policy: OnlinePolicy,
+    steps: Mapping[str, Step] | None = None,
+    **options: object,
+) -> Trace:
+    """Run the workflow under a :class:`Controller` (``options`` as its keywords) in a new event loop."""
+    controller = Controller(workflow, machine, policy, steps, **options)  # type: ignore[arg-type]
+    return asyncio.run(controller.run())

@@ -1,0 +1,204 @@
+"""One measured run of a real command: its samples over time and the kernel's totals.
+
+:func:`measure_run` starts the command, samples it every ``interval`` seconds until it exits
+(cgroup v2 counters where :func:`~peakopt.runtime.cgroups.detect` allows, else psutil over the
+process tree) and turns the samples into :class:`UsagePiece` s, consecutive intervals of constant
+usage whose CPU seconds add up to the run's exact total. The measurement ends when the command
+exits; a descendant that outlives it is not followed (it is killed when the run is interrupted).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import psutil
+
+from peakopt.models import PeakoptError
+from peakopt.runtime.cgroups import Cgroup, Detected, detect
+from peakopt.runtime.tree import MIB, Sample, TreeSampler
+
+#: How usage is measured: ``auto`` (cgroup v2 where available, else psutil), or one of them.
+Accounting = Literal["auto", "cgroup", "psutil"]
+ACCOUNTINGS: tuple[Accounting, ...] = ("auto", "cgroup", "psutil")
+
+
+class ProfileError(PeakoptError):
+    """A command that cannot be measured: not found, failed, or cgroups asked for and unavailable."""
+
+
+@dataclass(frozen=True)
+class UsagePiece:
+    """An interval of a run with one usage: ``duration`` seconds at ``cores`` cores and ``memory_mb`` MiB."""
+
+    duration: float
+    cores: float
+    memory_mb: float
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """One measured run.
+
+    Attributes
+    ----------
+    seconds
+        Wall time from start to exit.
+    cpu_seconds
+        CPU time of the whole tree (user + system), from the kernel.
+    peak_mb
+        Peak resident memory, MiB (cgroup: ``memory.peak``; psutil: the highest sampled sum, or
+        the largest single process's ``ru_maxrss`` if higher).
+    pieces
+        Usage over time, back to back from the start (see :func:`usage_pieces`).
+    exit_code
+        The command's exit status (negative: killed by that signal).
+    accounting, interval
+        How it was measured (``cgroup v2`` or ``psutil``) and the sampling interval in seconds.
+    """
+
+    seconds: float
+    cpu_seconds: float
+    peak_mb: float
+    pieces: tuple[UsagePiece, ...]
+    exit_code: int
+    accounting: str
+    interval: float
+
+
+class _CgroupSampler:
+    """Samples a cgroup's ``memory.current`` and CPU time (the same :class:`Sample` as psutil's)."""
+
+    def __init__(self, group: Cgroup, started: float) -> None:
+        self.group, self.started = group, started
+        self._last = (started, 0)
+
+    def sample(self) -> Sample:
+        now, used = time.monotonic(), self.group.usage_usec()
+        then, before = self._last
+        self._last = (now, used)
+        cores = (used - before) / 1e6 / (now - then) if now > then else 0.0
+        return Sample(now - self.started, cores, self.group.memory_current() / MIB)
+
+
+def choose_accounting(accounting: Accounting) -> Detected:
+    """Where to create cgroups (``parent``), or None with the reason psutil is used."""
+    if accounting == "psutil":
+        return Detected(None, "psutil sampling was asked for")
+    found = detect()
+    if accounting == "cgroup" and found.parent is None:
+        raise ProfileError(f"cgroup v2 accounting is not available here: {found.reason}")
+    return found
+
+
+def measure_run(
+    argv: Sequence[str], *, interval: float = 0.05, accounting: Accounting = "auto"
+) -> MeasuredRun:
+    """Run ``argv`` (no shell) to its end, sampled every ``interval`` seconds.
+
+    Raises
+    ------
+    ProfileError
+        When the command is not found or cannot be started, or cgroups are asked for and unavailable.
+    """
+    found = choose_accounting(accounting)
+    with Cgroup(found.parent) if found.parent else contextlib.nullcontext() as group:
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group: an interrupt ends all of it
+                preexec_fn=group.join if group else None,
+            )
+        except (FileNotFoundError, PermissionError) as exc:
+            raise ProfileError(f"command {argv[0]!r} cannot be run: {exc.strerror}") from None
+        sampler = _CgroupSampler(group, started) if group else TreeSampler(proc.pid, started)
+        samples: list[Sample] = []
+        try:
+            status, usage = _follow(proc, sampler, samples, interval)
+        except BaseException:
+            kill_tree(proc.pid, [proc.pid, *(getattr(sampler, "pids", ()))])
+            raise
+        seconds = time.monotonic() - started
+        if group:
+            cpu = group.usage_usec() / 1e6
+            peak = (group.memory_peak() or 0) / MIB
+            how = "cgroup v2"
+        else:
+            cpu = usage.ru_utime + usage.ru_stime
+            peak = max(getattr(sampler, "peak_mb", 0.0), usage.ru_maxrss / 1024)  # ru_maxrss: KiB
+            how = "psutil"
+    peak = max(peak, max((s.memory_mb for s in samples), default=0.0))
+    return MeasuredRun(seconds, cpu, peak, usage_pieces(samples, seconds, cpu), status, how, interval)
+
+
+def _follow(
+    proc: subprocess.Popen[bytes],
+    sampler: _CgroupSampler | TreeSampler,
+    samples: list[Sample],
+    interval: float,
+) -> tuple[int, resource.struct_rusage]:
+    """Sample until the command exits; its exit code and the kernel's resource usage of the whole tree."""
+    tick = time.monotonic()
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+            return code, usage
+        samples.append(sampler.sample())
+        tick += interval
+        time.sleep(max(0.0, tick - time.monotonic()))
+
+
+def usage_pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) -> tuple[UsagePiece, ...]:
+    """The intervals between samples (the last one up to the exit), with the tree's usage in each.
+
+    An interval's cores are those of the sample that closes it (CPU since the previous one); its
+    memory the higher of the two samples around it, so a rise is never shown late. The last
+    interval gets the CPU time the samples did not see, so the pieces' CPU seconds add up to
+    ``cpu_seconds``.
+    """
+    found: list[UsagePiece] = []
+    begin, memory = 0.0, 0.0
+    for sample in samples:
+        if sample.time > begin:
+            found.append(UsagePiece(sample.time - begin, sample.cores, max(memory, sample.memory_mb)))
+        begin, memory = max(begin, sample.time), sample.memory_mb
+    seen = sum(p.duration * p.cores for p in found)
+    rest = seconds - begin
+    if rest > 0:
+        found.append(UsagePiece(rest, max(0.0, cpu_seconds - seen) / rest, memory))
+    return tuple(found)
+
+
+def kill_tree(pid: int, known: Sequence[int] = (), *, grace: float = 2.0) -> None:
+    """End a process, its process group and every descendant: SIGTERM, then SIGKILL after ``grace`` seconds.
+
+    ``known`` are pids seen in the tree before (a descendant that left the group is still ended).
+    """
+    targets: dict[int, psutil.Process] = {}
+    for candidate in {pid, *known}:
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(candidate)
+            targets[candidate] = root
+            targets.update((c.pid, c) for c in root.children(recursive=True))
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGTERM)
+    for process in targets.values():
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(list(targets.values()), timeout=grace)
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(alive, timeout=grace)

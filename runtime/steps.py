@@ -1,0 +1,170 @@
+"""Running one step of a controlled workflow: a subprocess or an async callable, and ending it.
+
+A **command** is a string (run by ``/bin/sh -c``) or a sequence of arguments (run directly);
+an **async callable** takes no argument and returns an exit code (None or 0: success). A
+subprocess gets its own session and process group, no stdin and no stdout (``/dev/null``); its
+stderr goes to a temporary file, whose end is kept for the trace when it fails. Cancelling a
+step's coroutine ends the step's whole process tree (:func:`terminate`): SIGTERM to its group
+and to every descendant seen (the tree is watched while it runs), SIGKILL after a grace
+period, and the coroutine waits for them before it lets the cancellation through, so no
+orphan outlives the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import psutil
+
+from peakopt.runtime.trace import StepUsage
+from peakopt.runtime.tree import TreeSampler
+
+#: A step's command: a shell line or an argument vector.
+Command = str | Sequence[str]
+#: A step run in-process: ``await step()`` gives its exit code (None means 0).
+StepFunction = Callable[[], Awaitable[int | None]]
+#: What a step runs.
+Step = Command | StepFunction
+
+#: How much of a failed step's stderr the trace keeps (its end).
+STDERR_TAIL = 2000
+#: Seconds between SIGTERM and SIGKILL when a step is cancelled.
+KILL_GRACE = 2.0
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """How a step ended: its exit code, the time it ended (monotonic), its pid, usage and error text."""
+
+    exit_code: int | None
+    ended: float
+    pid: int | None = None
+    usage: StepUsage | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Exit 0 and no error."""
+        return self.exit_code == 0 and self.error is None
+
+
+async def _sample(sampler: TreeSampler, interval: float, peak: list[float] | None) -> None:
+    """Sample until cancelled, the peak cores kept in ``peak[0]``; without ``peak``, only the tree's members.
+
+    Knowing every process ever seen in the tree lets :func:`terminate` end a descendant that
+    has since left it (a daemon that double-forked away from its parent).
+    """
+    while True:
+        if peak is None:
+            sampler.track()
+        else:
+            peak[0] = max(peak[0], sampler.sample().cores)
+        await asyncio.sleep(interval)
+
+
+def _descendants(root: int, known: Sequence[int]) -> dict[int, psutil.Process]:
+    """The live processes of ``known`` (the root aside) and every descendant of them and of the root."""
+    found: dict[int, psutil.Process] = {}
+    for pid in {root, *known}:
+        try:
+            process = psutil.Process(pid)
+            children = process.children(recursive=True)
+        except psutil.Error:
+            continue
+        if pid != root:
+            found[pid] = process
+        found.update((c.pid, c) for c in children)
+    return found
+
+
+async def terminate(
+    proc: asyncio.subprocess.Process, known: Sequence[int], grace: float = KILL_GRACE
+) -> None:
+    """End ``proc``, its process group and every descendant (``known``: pids seen in its tree before)."""
+    others: dict[int, psutil.Process] = {}
+    for round_ in range(3):  # again: a process may have forked between the listing and its signal
+        new = {p: x for p, x in _descendants(proc.pid, [*known, *others]).items() if p not in others}
+        if round_ and not new:
+            break
+        others.update(new)
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        for process in new.values():
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        await asyncio.sleep(0.05)
+    try:
+        await asyncio.wait_for(proc.wait(), grace)
+    except TimeoutError:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+    # the direct child is reaped by asyncio above; the others are not ours to wait for, only to end
+    _, alive = await asyncio.to_thread(psutil.wait_procs, list(others.values()), grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
+async def run_subprocess(command: Command, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
+    """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
+    # stderr goes to a file, not a pipe: a step ends when its process does, even if a daemon it
+    # left behind keeps the stream open, and no pipe outlives an interrupted event loop
+    with tempfile.TemporaryFile() as err:
+        devnull = asyncio.subprocess.DEVNULL
+        if isinstance(command, str):
+            proc = await asyncio.create_subprocess_shell(
+                command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True
+            )
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True
+            )
+        started = time.monotonic()
+        sampler = TreeSampler(proc.pid, started)
+        peak = [0.0] if measure else None
+        watch = asyncio.create_task(_sample(sampler, interval, peak))
+        try:
+            code = await proc.wait()
+        except BaseException:
+            if proc.returncode is None:
+                await terminate(proc, sorted(sampler.pids))
+            raise
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL))
+        tail = err.read()
+    ended = time.monotonic()
+    usage = None
+    if peak is not None:
+        seconds = ended - started
+        cpu = sampler.cpu_seconds
+        usage = StepUsage(
+            cpu_avg=round(cpu / seconds, 3) if seconds > 0 else 0.0,
+            cpu_peak=round(peak[0], 3),
+            memory_peak_mb=round(sampler.peak_mb, 1),
+        )
+    error = (tail.decode(errors="replace").strip() or f"exited with {code}") if code else None
+    return StepOutcome(code, ended, proc.pid, usage, error)
+
+
+async def run_step(step: Step, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
+    """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
+    if callable(step):
+        try:
+            code = await step()
+        except Exception as exc:  # a step's own failure is the trace's to record, not the run's
+            return StepOutcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
+        return StepOutcome(
+            0 if code is None else code, time.monotonic(), error=None if not code else f"returned {code}"
+        )
+    return await run_subprocess(step, measure=measure, interval=interval)

@@ -1,0 +1,163 @@
+"""The trace of a controlled run: what every step did, when, and how it ended.
+
+A trace is one JSON document (``peakopt run -o trace.json``; see ``docs/formats.md``)::
+
+    {"format": "peakopt-trace", "version": 1, "workflow": {...}, "machine": {...},
+     "policy": "admission", "guarded": true, "on_failure": "continue",
+     "started_at": "2026-12-01T17:40:00.123456+00:00", "status": "ok",
+     "steps": [{"id": "fetch", "status": "ok", "start": 0.0, "end": 0.31,
+                "exit_code": 0, "pid": 4242, "usage": {"cpu_avg": 0.4, "cpu_peak": 0.9,
+                "memory_peak_mb": 212.0}}, ...]}
+
+Times are seconds since the run started on a monotonic clock (``started_at`` is the wall clock
+then). The workflow and machine are the ones the run was controlled with, so the trace can be
+scored alone: :meth:`Trace.realised` gives the workflow with every step's actual duration
+(its declared demands; a profile's segments scaled in proportion, as a sampled scenario is)
+and the schedule of the actual starts, which :func:`peakopt.oracle.evaluate` scores.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from peakopt.instances.errors import InputError, from_validation
+from peakopt.models import Machine, Schedule, Workflow
+from peakopt.models.base import FROZEN
+from peakopt.oracle.scenarios import Scenarios
+
+#: How a step ended: ``ok`` (exit 0), ``failed`` (non-zero exit, killed by a signal, or an
+#: exception), ``skipped`` (never started: a predecessor failed, or the run stopped).
+StepStatus = Literal["ok", "failed", "skipped"]
+#: What happens when a step fails (see :class:`~peakopt.runtime.controller.Controller`).
+OnFailure = Literal["continue", "stop"]
+ON_FAILURE: tuple[OnFailure, ...] = ("continue", "stop")
+#: Decimal places of trace times (1 µs): exact for the oracle's integer arithmetic.
+PLACES = 6
+
+Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class StepUsage(BaseModel):
+    """What a step used, measured while it ran (psutil over its process tree)."""
+
+    model_config = FROZEN
+
+    cpu_avg: Seconds
+    cpu_peak: Seconds
+    memory_peak_mb: Seconds
+
+
+class StepRecord(BaseModel):
+    """One step of a trace.
+
+    Parameters
+    ----------
+    id
+        The step's id in the workflow.
+    status
+        How it ended (:data:`StepStatus`).
+    start, end
+        Seconds since the run started; None for a step that never started.
+    exit_code
+        The process's exit status (negative: killed by that signal); None for an async callable
+        that raised, or a step that never started.
+    pid
+        The process id, for a subprocess.
+    usage
+        Measured usage, when asked for.
+    error
+        Why it failed: the end of its stderr, or the exception.
+    """
+
+    model_config = FROZEN
+
+    id: str
+    status: StepStatus
+    start: Seconds | None = None
+    end: Seconds | None = None
+    exit_code: int | None = None
+    pid: int | None = None
+    usage: StepUsage | None = None
+    error: str | None = None
+
+
+class Trace(BaseModel):
+    """A controlled run (see the module docstring)."""
+
+    model_config = FROZEN
+
+    format: Literal["peakopt-trace"] = "peakopt-trace"
+    version: Literal[1] = 1
+    workflow: Workflow
+    machine: Machine
+    policy: str
+    guarded: bool = True
+    on_failure: OnFailure = "continue"
+    started_at: str
+    status: Literal["ok", "failed"]
+    steps: tuple[StepRecord, ...]
+
+    @property
+    def ran(self) -> tuple[StepRecord, ...]:
+        """The steps that started and ended (ok or failed)."""
+        return tuple(s for s in self.steps if s.start is not None and s.end is not None)
+
+    @property
+    def makespan(self) -> float:
+        """The last end of a step that ran (0 when none did)."""
+        return max((s.end or 0.0 for s in self.ran), default=0.0)
+
+    def realised(self) -> tuple[Workflow, Schedule]:
+        """The workflow as it ran (actual durations, declared demands) and the schedule of actual starts.
+
+        Steps that never started are left out (no step that ran depends on one).
+        """
+        ran = {s.id: s for s in self.ran}
+        tasks = tuple(t for t in self.workflow.tasks if t.id in ran)
+        nominal = self.workflow.model_copy(update={"tasks": tasks})
+        starts = {i: round(s.start or 0.0, PLACES) for i, s in ran.items()}
+        lengths = tuple(round(round(ran[t.id].end or 0.0, PLACES) - starts[t.id], PLACES) for t in tasks)
+        scenario = Scenarios(
+            nominal=nominal, lengths=(lengths,), scales=((1.0,) * len(tasks),), places=PLACES
+        )
+        schedule = Schedule(
+            workflow=self.workflow.id,
+            machine=self.machine.name,
+            starts=starts,
+            source=f"run:{self.policy}",
+            meta={"trace": True},
+        )
+        return scenario.workflow(0), schedule
+
+
+def trace_json(trace: Trace) -> str:
+    """The trace as an indented JSON document (fields left at None are left out)."""
+    return trace.model_dump_json(indent=2, exclude_none=True) + "\n"
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read a trace written by :func:`trace_json` (``peakopt run -o``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or is not a trace (naming the field and the rule).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, "", f"cannot be read ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"line {exc.lineno}", f"not JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != "peakopt-trace":
+        raise InputError(path, "", 'is not a peakopt trace (no "format": "peakopt-trace")')
+    try:
+        return Trace.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(path, exc, data) from None

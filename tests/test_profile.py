@@ -1,0 +1,212 @@
+"""Profiling real commands (peakopt.runtime: measurement, segments, profile, cgroups).
+
+Tolerances: the machine is shared (2 cores, several test runs at once), so a sampled figure is
+checked within a margin that is stated with it; CPU seconds come from the kernel and are
+checked tightly; peak cores depend on what else runs, so only their upper bound is checked.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from runtime_helpers import child
+
+from peakopt.models import Workflow
+from peakopt.runtime.cgroups import detect, own_cgroup, read_usage_usec, v2_mount
+from peakopt.runtime.measurement import MeasuredRun, ProfileError, UsagePiece, measure_run, usage_pieces
+from peakopt.runtime.profile import percentile, profile_command, profile_runs
+from peakopt.runtime.segments import merge_pieces, rounded_durations
+from peakopt.runtime.tree import Sample
+
+#: What the Python interpreter itself holds, MiB (a margin: measured 10-25 here).
+INTERPRETER = 40
+
+pieces_strategy = st.lists(
+    st.builds(
+        UsagePiece,
+        duration=st.floats(0, 5, allow_nan=False),
+        cores=st.floats(0, 8, allow_nan=False),
+        memory_mb=st.floats(0, 4096, allow_nan=False),
+    ),
+    max_size=60,
+)
+
+
+@given(pieces_strategy, st.floats(0, 1), st.integers(1, 10))
+def test_merge_keeps_time_cpu_seconds_and_the_memory_peak(
+    pieces: list[UsagePiece], tolerance: float, most: int
+) -> None:
+    spans = merge_pieces(pieces, tolerance=tolerance, max_segments=most)
+    kept = [p for p in pieces if p.duration > 0]
+    assert len(spans) <= most
+    assert math.isclose(sum(s.duration for s in spans), sum(p.duration for p in kept), abs_tol=1e-9)
+    cpu = sum(p.duration * p.cores for p in kept)
+    assert math.isclose(sum(s.cpu_seconds for s in spans), cpu, rel_tol=1e-9, abs_tol=1e-9)
+    if kept:
+        assert max(s.memory_peak for s in spans) == max(p.memory_mb for p in kept)
+
+
+def test_merge_finds_the_phases_of_noisy_samples() -> None:
+    noisy = [UsagePiece(0.05, 1.0 + 0.08 * (-1) ** k, 100 + k % 3) for k in range(20)]
+    noisy += [UsagePiece(0.05, 0.02, 400 + k % 5) for k in range(20)]
+    spans = merge_pieces(noisy)
+    assert len(spans) == 2
+    assert spans[0].memory_peak == 102 and spans[1].memory_peak == 404
+    assert math.isclose(spans[0].duration, 1.0) and math.isclose(spans[0].mean_cores, 1.0)
+
+
+def test_the_pairwise_pass_merges_short_blips_first() -> None:
+    pieces = [
+        UsagePiece(1.0, 1, 100),
+        UsagePiece(0.01, 1, 900),
+        UsagePiece(1.0, 1, 100),
+        UsagePiece(1.0, 1, 500),
+    ]
+    spans = merge_pieces(pieces, max_segments=2)
+    assert [round(s.duration, 2) for s in spans] == [2.01, 1.0]
+    assert spans[0].memory_peak == 900  # the blip's memory is kept in the segment it joined
+
+
+def test_usage_pieces_add_up_to_the_run_and_its_cpu_seconds() -> None:
+    samples = [Sample(0.1, 1.0, 50), Sample(0.2, 2.0, 80), Sample(0.3, 0.0, 20)]
+    pieces = usage_pieces(samples, seconds=0.5, cpu_seconds=0.6)
+    assert math.isclose(sum(p.duration for p in pieces), 0.5)
+    assert math.isclose(sum(p.duration * p.cores for p in pieces), 0.6)
+    assert [p.memory_mb for p in pieces] == [50, 80, 80, 20]  # a rise shows from the interval before
+
+
+@given(st.lists(st.floats(0, 100, allow_nan=False), min_size=1, max_size=30))
+def test_rounded_durations_add_up_to_the_rounded_total(durations: list[float]) -> None:
+    rounded = rounded_durations(durations)
+    assert all(d >= 0 for d in rounded)
+    assert math.isclose(sum(rounded), round(math.fsum(durations), 3), abs_tol=1e-6 * len(durations))
+
+
+def test_percentiles_interpolate_between_sorted_runs() -> None:
+    assert percentile([3, 1, 2], 0.5) == 2
+    assert math.isclose(percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], 0.1), 2)
+    assert math.isclose(percentile([1.0, 2.0], 0.9), 1.9)
+
+
+def run(seconds: float, cpu: float, peak: float, *pieces: UsagePiece) -> MeasuredRun:
+    return MeasuredRun(seconds, cpu, peak, pieces, 0, "psutil", 0.05)
+
+
+def test_profile_of_runs_is_the_median_run_with_the_spread_in_varies() -> None:
+    runs = [
+        run(s, s / 2, 100 * f, UsagePiece(s, 0.5, 100 * f)) for s, f in ((2.0, 1.0), (3.0, 1.2), (2.5, 1.1))
+    ]
+    task = profile_runs(runs, "step", ["prog", "--x"])
+    assert task.id == "step" and task.length == 2.5  # the median run's profile
+    assert task.segments[0].demand == {"cpu": 0.5, "memory_mb": 110.0}
+    assert task.varies is not None and task.varies.duration is not None and task.varies.demand is not None
+    assert (task.varies.duration.p10, task.varies.duration.p50, task.varies.duration.p90) == (2.1, 2.5, 2.9)
+    assert task.varies.demand.p50 == 1.0
+    meta = task.meta["profile"]
+    assert task.meta["command"] == "prog --x" and meta["runs"] == 3 and meta["accounting"] == "psutil"
+    assert meta["interval"] == 0.05 and meta["seconds"] == [2.0, 3.0, 2.5]
+    one = profile_runs(runs[:1], "step", ["prog"])
+    assert one.varies is None
+
+
+# --- cgroups: detection from the files the kernel shows -----------------------------------
+
+
+def fake_proc(tmp_path: Path, controllers: str, delegated: str) -> Path:
+    root = tmp_path / "cgroup2"
+    group = root / "user.slice" / "me"
+    group.mkdir(parents=True)
+    (group / "cgroup.controllers").write_text(controllers + "\n")
+    (group / "cgroup.subtree_control").write_text(delegated + "\n")
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "cgroup").write_text("0::/user.slice/me\n")
+    (proc / "mountinfo").write_text(f"41 31 0:38 / {root} rw,relatime - cgroup2 cgroup2 rw\n")
+    return proc
+
+
+def test_cgroup_v2_is_used_only_where_memory_and_cpu_are_delegated(tmp_path: Path) -> None:
+    found = detect(fake_proc(tmp_path / "a", "cpuset cpu io memory pids", "cpu memory"))
+    assert found.parent is not None and found.parent.name == "me"
+    hybrid = detect(fake_proc(tmp_path / "b", "hugetlb", ""))
+    assert hybrid.parent is None and "does not delegate memory, cpu" in hybrid.reason
+
+
+def test_cgroup_files_are_parsed() -> None:
+    hybrid = "4:memory:/x\n1:cpu:/\n0::/\n"
+    assert own_cgroup(hybrid) == "/" and own_cgroup("4:memory:/x\n") is None
+    assert v2_mount("25 30 0:22 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n") == Path("/sys/fs/cgroup")
+    assert v2_mount("25 30 0:22 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n") is None
+    assert read_usage_usec("usage_usec 1500000\nuser_usec 1000000\n") == 1500000
+    with pytest.raises(ValueError, match="usage_usec"):
+        read_usage_usec("user_usec 1\n")
+
+
+def test_this_machine_says_which_accounting_it_uses() -> None:
+    found = detect()
+    assert (found.parent is None) == (found.reason != "cgroup v2")
+    if found.parent is None:
+        with pytest.raises(ProfileError, match="cgroup v2 accounting is not available here"):
+            measure_run(["true"], accounting="cgroup")
+
+
+# --- real commands ------------------------------------------------------------------------
+
+
+def test_a_child_in_phases_is_measured_within_tolerance() -> None:
+    # 80 MiB for 0.8 s of CPU on one process, then 200 MiB more, asleep for 0.8 s
+    task = profile_command(child((80, 0.8, 1), (200, 0.8, 0)), task_id="phases", interval=0.05)
+    meta = task.meta["profile"]
+    peak = max(s.demand["memory_mb"] for s in task.segments)
+    assert 280 <= peak <= 280 + INTERPRETER, peak  # the peak: both phases' memory plus the interpreter
+    # the first phase: a segment of 80 MiB (+ interpreter) lasting most of its 0.8 s
+    first = [s for s in task.segments if 80 <= s.demand["memory_mb"] <= 80 + INTERPRETER]
+    # (0.8 s of CPU takes longer on a loaded machine; the merge may fold its edges into a neighbour)
+    assert sum(s.duration for s in first) >= 0.25, task.segments
+    last = [s for s in task.segments if s.demand["memory_mb"] >= 280]
+    assert sum(s.duration for s in last) >= 0.5, task.segments  # the second phase, asleep
+    asleep = sum(s.duration * s.demand["cpu"] for s in last) / sum(s.duration for s in last)
+    assert asleep <= 0.3, task.segments  # mostly asleep (allocating 200 MiB takes some CPU)
+    assert 0.8 <= meta["cpu_seconds"][0] <= 0.8 + 0.5  # the kernel's count: the burn plus start-up
+    assert task.length >= 1.6 and meta["runs"] == 1 and meta["interval"] == 0.05
+
+
+@pytest.mark.slow
+def test_cpu_of_several_processes_and_the_spread_of_runs() -> None:
+    # two processes, each 0.6 s of CPU, holding 50 MiB: measured three times
+    task = profile_command(child((50, 0.6, 2)), runs=3, task_id="two", interval=0.05)
+    meta = task.meta["profile"]
+    for cpu in meta["cpu_seconds"]:
+        assert 1.2 <= cpu <= 1.2 + 0.8, meta  # two workers' 0.6 s, plus the interpreters' start-up
+    assert meta["cpu_peak"] <= 2.5, meta  # never above the two burning processes (and sampling noise)
+    assert len(meta["seconds"]) == 3
+    assert any(math.isclose(task.length, seconds, abs_tol=1e-6) for seconds in meta["seconds"])
+    if task.varies is not None and task.varies.duration is not None:
+        low, high = min(meta["seconds"]), max(meta["seconds"])
+        assert low <= task.varies.duration.p10 <= task.varies.duration.p90 <= high
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(detect().parent is None, reason=f"no cgroup v2 accounting here: {detect().reason}")
+def test_cgroup_accounting_measures_the_exact_peak() -> None:
+    task = profile_command(child((150, 0.3, 0)), accounting="cgroup", interval=0.05)
+    assert task.meta["profile"]["accounting"] == "cgroup v2"
+    assert 150 <= max(s.demand["memory_mb"] for s in task.segments) <= 150 + INTERPRETER
+
+
+def test_a_failing_or_missing_command_is_an_error() -> None:
+    with pytest.raises(ProfileError, match="exited with 3 on run 1 of 1"):
+        profile_command([sys.executable, "-c", "raise SystemExit(3)"])
+    with pytest.raises(ProfileError, match="'no-such-program-x' cannot be run"):
+        profile_command(["no-such-program-x"])
+
+
+def test_the_profiled_task_fits_a_workflow() -> None:
+    task = profile_command([sys.executable, "-c", "pass"], task_id="noop")
+    Workflow(id="w", tasks=(task,))
+    assert set(task.segments[0].demand) == {"cpu", "memory_mb"}
