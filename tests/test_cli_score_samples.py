@@ -233,3 +233,47 @@ def test_replay_is_a_deprecated_alias(tmp_path: Path) -> None:
     old = run("score", "bundled:refund", "-s", str(plans(tmp_path)), "--json", "--replay", "runtime")
     new = run("score", "bundled:refund", "-s", str(plans(tmp_path)), "--json", "--execute", "enforced")
     assert old[0] == 0 and old[1] == new[1] and "--replay is deprecated" in old[2]
+
+
+def test_the_gap_to_each_scenario_s_own_optimum(tmp_path: Path) -> None:
+    """The Monte Carlo gap is against the optimum of each realised scenario, solved independently here."""
+    from peakopt.models import Schedule
+    from peakopt.oracle import evaluate
+    from peakopt.oracle.scenarios import Noise, draw
+    from peakopt.oracle.simulate import execute
+    from peakopt.solver import solve
+
+    args = ["score", "bundled:refund", "-s", str(plans(tmp_path)), "--json", "--samples", "6"]
+    code, out, err = run(*args, "--noise", "0.3", "--execute", "enforced")
+    assert code == 0, err
+    assert "gap vs PI" in err
+    tight = jsonl(out)[0]["monte_carlo"]
+    suite = load("bundled:refund")
+    workflow, machine = suite.workflows[0], suite.machines[0]
+    scenarios = draw(workflow, 6, seed=0, noise=Noise(0.3, 0.0))
+    gaps, ratios = [], []
+    for k in range(6):
+        realised = scenarios.workflow(k)
+        plan = Schedule(workflow=workflow.id, machine=machine.name, starts=SAFE)
+        run_ = execute(realised, machine, "enforced", plan)
+        judged = evaluate(realised, machine, run_)
+        best = solve(realised, machine, time_limit=20, workers=1)
+        assert best.status == "optimal" and best.makespan is not None
+        ratios.append(best.makespan / judged.makespan if judged.safe else 0.0)
+        if judged.safe:
+            gaps.append((judged.makespan - best.makespan) / best.makespan)
+    assert tight["bounded"] == 6
+    assert tight["efficiency"] == pytest.approx(sum(ratios) / 6, abs=1e-6)
+    assert (tight["gap"] is None) == (not gaps)
+    if gaps:
+        assert tight["gap"] == pytest.approx(sum(gaps) / len(gaps), abs=1e-6) and tight["gap"] >= -1e-9
+    # no noise: the optimal plan meets every scenario's optimum
+    code, out, err = run(*args, "--noise", "0", "--execute", "enforced", "--bound-limit", "5")
+    assert code == 0, err
+    tight = jsonl(out)[0]["monte_carlo"]
+    assert tight["gap"] == pytest.approx(0.0, abs=1e-9) and tight["efficiency"] == pytest.approx(1.0)
+
+
+def test_bound_limit_needs_samples(tmp_path: Path) -> None:
+    code, _, err = run("score", "bundled:refund", "-s", str(plans(tmp_path)), "--bound-limit", "2")
+    assert code == 2 and "--bound-limit needs --samples" in err
