@@ -232,8 +232,13 @@ def test_a_missing_program_fails_its_step() -> None:
     assert trace.steps[0].exit_code == 127 and "not found" in (trace.steps[0].error or "")
 
 
-def _tree() -> list[psutil.Process]:
-    return psutil.Process().children(recursive=True)
+def _tree(before: frozenset[int] = frozenset()) -> list[psutil.Process]:
+    """This process's descendants, but those in ``before``.
+
+    A test worker has children of its own beside the steps' (multiprocessing's resource tracker,
+    left by an earlier test in the same worker, is a sleeping ``python``): they are not the run's.
+    """
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
 
 
 @pytest.mark.slow
@@ -244,16 +249,17 @@ def test_cancelling_a_run_kills_every_running_process_tree() -> None:
     workflow = Workflow(id="w", tasks=tasks)
     machine = Machine(name="m", capacity={"cpu": 4})
     seen: list[psutil.Process] = []
+    before = frozenset(p.pid for p in _tree())
 
     async def main() -> None:
         run = asyncio.create_task(
             Controller(workflow, machine, online_policy("asap", workflow, machine)).run()
         )
         deadline = time.monotonic() + 30
-        while len(_tree()) < 6:  # 2 shells, each with sleep and python
+        while len(_tree(before)) < 6:  # 2 shells, each with sleep and python
             assert time.monotonic() < deadline, "steps did not start"
             await asyncio.sleep(0.05)
-        seen.extend(_tree())
+        seen.extend(_tree(before))
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
