@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,5 +37,6 @@ class Cached(BaseModel):
         return copy
 
 
-def _cached_names(kind: type) -> list[str]:
-    return [n for c in kind.__mro__ for n, v in vars(c).items() if isinstance(v, cached_property)]
+@cache  # a class's cached properties never change; scanning its MRO per copy was 15 % of hindsight
+def _cached_names(kind: type) -> tuple[str, ...]:
+    return tuple(n for c in kind.__mro__ for n, v in vars(c).items() if isinstance(v, cached_property))

@@ -49,6 +49,10 @@ class CpsatOptions:
         (no cliques, no makespan interval).
     decision_lp
         Keep CP-SAT's LP relaxation in those plain decision searches.
+    presolve
+        CP-SAT's presolve. Off pays only for tiny models solved by the thousand (each
+        scenario's own optimum for the perfect-information bound: measured 17 → 9 ms each on
+        the bundled suite's hardest scenarios, the same proofs).
     """
 
     cliques: bool = True
@@ -59,6 +63,7 @@ class CpsatOptions:
     provers: tuple[Prover, ...] = ("forward", "mirrored")
     decision_plain: bool = True
     decision_lp: bool = False
+    presolve: bool = True
 
 
 @dataclass

@@ -95,6 +95,7 @@ class SearchState:
         params.random_seed = self.limits.seed
         params.max_time_in_seconds = max(seconds, MIN_PHASE)
         params.relative_gap_limit = self.limits.gap_limit
+        params.cp_model_presolve = self.options.presolve
         # Ctrl-C is the caller's: CP-SAT's own handler crashes a Dask worker that gets one
         params.catch_sigint_signal = False
         if deterministic is not None:

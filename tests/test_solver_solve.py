@@ -40,6 +40,24 @@ def test_j30_optimum(name: str) -> None:
     assert result.exact and result.tick == 1.0
 
 
+@pytest.mark.parametrize("name", QUICK_J30[:3])
+def test_without_presolve_the_same_optimum_is_proven(name: str) -> None:
+    workflow, machine = _instance(str(J30 / f"{name}.sm"))
+    result = solve(workflow, machine, time_limit=30, workers=1, options=CpsatOptions(presolve=False))
+    assert_safe(result, workflow, machine)
+    assert result.status == "optimal" and result.makespan == j30_optima()[name]
+
+
+@settings(max_examples=40, deadline=None)
+@given(tiny_instances(max_tasks=5, halves=True))
+def test_without_presolve_tiny_instances_agree(instance: tuple[Workflow, Machine]) -> None:
+    workflow, machine = instance
+    plain = solve(workflow, machine, time_limit=10, workers=1)
+    bare = solve(workflow, machine, time_limit=10, workers=1, options=CpsatOptions(presolve=False))
+    assert_safe(bare, workflow, machine)
+    assert plain.status == bare.status == "optimal" and plain.makespan == bare.makespan
+
+
 @pytest.mark.parametrize("name", QUICK_PATTERSON)
 def test_patterson_optimum(name: str) -> None:
     workflow, machine = _instance(str(PATTERSON / f"{name}.rcp"))
