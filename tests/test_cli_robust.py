@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import run
 
-from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.models import SolveResult
 from peakopt.oracle.flows import pos_earliest_starts, pos_safe
@@ -29,11 +28,6 @@ SUITE = {
         }
     ],
 }
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def suite(tmp_path: Path) -> Path:

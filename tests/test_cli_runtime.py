@@ -13,18 +13,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from click.testing import CliRunner
+from cli_helpers import run
 from runtime_helpers import shell
 
-from peakopt.cli.main import cli
 from peakopt.runtime.trace import load_trace
 
 NOOP = [sys.executable, "-c", "pass"]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def suite(tmp_path: Path, tasks: list[dict[str, object]], capacity: dict[str, float] | None = None) -> Path:

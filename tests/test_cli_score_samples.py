@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import jsonl
-from click.testing import CliRunner
+from cli_helpers import jsonl, run
 from test_cli_score import ASAP, SAFE, ZERO, answers, references
 
-from peakopt.cli.main import cli
 from peakopt.cli.tables import dump_rows
 from peakopt.instances import load
 from peakopt.instances.native import to_jsonl
@@ -18,11 +16,6 @@ from peakopt.instances.records import read_records, reference_lines, write_jsonl
 from peakopt.oracle.references import check_references
 from peakopt.oracle.rows import ScoreRow
 from peakopt.oracle.scoring import ReplayOptions, score_record
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def plans(tmp_path: Path) -> Path:

@@ -6,22 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_helpers import run
 from stress_helpers import small_suite, table
 
 from peakopt.campaign.noise_run import NoiseRun
 from peakopt.campaign.store import read_score_rows
 from peakopt.campaign.stress import Settings
-from peakopt.cli.main import cli
 from peakopt.oracle import ScoreRow
 from peakopt.oracle.scenarios import Noise
 
 SAMPLES = 6
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture(scope="module")
