@@ -18,10 +18,13 @@ import errno
 import os
 import signal
 import sys
+from collections.abc import Coroutine
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
+
+T = TypeVar("T")
 
 
 class Group(click.Group):
@@ -86,6 +89,50 @@ def install() -> None:
     given = os.environ.get("PYTHONWARNINGS")
     if _TRACKER_QUIET not in (given or ""):
         os.environ["PYTHONWARNINGS"] = f"{given},{_TRACKER_QUIET}" if given else _TRACKER_QUIET
+
+
+def run_interruptible(main: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end; SIGINT or SIGTERM cancels it and then raises :class:`Interrupted`.
+
+    A signal raised as an exception in the middle of a task's own code is re-raised by
+    asyncio each time a task awaiting that one resumes, out of the event loop's clean-up
+    too: tasks are left pending and print their tracebacks after the ``Interrupted`` line.
+    Delivered through the loop instead, the signal cancels the main task, so every task
+    cleans up as for any cancellation (a controller ends its steps' processes). A second
+    signal during that clean-up ends the process at once, as for the other commands.
+    Afterwards the handlers in place before are back.
+    """
+    import asyncio  # here: the group module stays light for --help
+
+    received: list[int] = []
+
+    async def guarded() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None  # a coroutine run by asyncio.run is a task
+
+        def stop(signum: int) -> None:
+            if received:
+                _again(signum, None)
+            received.append(signum)
+            task.cancel()
+
+        for signum in SIGNALS:
+            loop.add_signal_handler(signum, stop, signum)
+        return await main
+
+    saved = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    try:
+        result = asyncio.run(guarded())
+    except asyncio.CancelledError:
+        if not received:
+            raise
+    finally:
+        for signum, handler in saved.items():  # the loop's removal would leave the defaults
+            signal.signal(signum, handler)
+    if received:  # also when the signal came as the run ended: its output is not written
+        raise Interrupted(received[0])
+    return result
 
 
 def _first(signum: int, frame: FrameType | None) -> None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import click
 
 from peakopt.cli.common import input_options
+from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import SECONDS, seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, claim
@@ -143,7 +142,7 @@ def run_command(
         interval=interval,
         progress=note,
     )
-    trace = asyncio.run(controller.run())
+    trace = run_interruptible(controller.run())
     text = trace_json(trace)
     if out is not None:
         out.write_text(text)
