@@ -14,13 +14,14 @@ from pathlib import Path
 import mkdocs_gen_files
 
 sys.path.insert(0, str(Path(__file__).parent))
-from api_tree import ROOT, packages  # a script beside this one, not a package
+from api_tree import ROOT, packages  # scripts beside this one, not a package
+from sphinx_roles import convert
 
 
 def summary(docstring_of: Path) -> str:
-    """The first line of a module's docstring, for the index."""
+    """The first line of a module's docstring, for the index (its Sphinx roles as plain code)."""
     doc = ast.get_docstring(ast.parse(docstring_of.read_text(encoding="utf-8"))) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    return convert(doc.strip().splitlines()[0], lambda name: None) if doc.strip() else ""
 
 
 def write_pages(found: dict[str, Path]) -> None:
