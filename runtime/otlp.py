@@ -10,17 +10,18 @@ of digits, or numbers), ``attributes`` (``[{"key", "value": {"stringValue" | "in
 
 How spans become a workflow (see ``docs/formats.md``, "OpenTelemetry traces"):
 
-- **Containers and steps.** A span with a child that starts before it ends (an agent run, a
-  workflow span, a tool call that makes HTTP calls) *contains* that child: it is a container,
-  not a step — its time is its children's, and counting both would count the work twice. A span
-  with no such child is a step. A child that starts at or after its parent's end was *caused*
-  by the parent (a queued job, a follow-up), and depends on it.
-- **Dependencies.** A span depends on its parent when it starts after the parent ends, and on
-  every span it links to. A dependency on a container is one on each of its steps, and a
+- **Containers and steps.** A span with a child that starts before it ends (or an empty child
+  at its end) — an agent run, a workflow span, a tool call that makes HTTP calls — *contains*
+  that child: it is a container, not a step — its time is its children's, and counting both
+  would count the work twice. A span with no such child is a step. A child that starts at or
+  after its parent's end was *caused* by the parent (a queued job, a follow-up), and depends on it.
+- **Dependencies.** A span depends on its parent when it starts at or after the parent's end,
+  and on every span it links to. A dependency on a container is one on each of its steps, and a
   container's dependencies are each of its steps'. Only the dependencies the run kept become
-  edges (the predecessor ended before the successor started): a link to a span that was still
+  edges (the predecessor had ended when the successor started): a link to a span that was still
   running says "related", not "after", and the run is the fact. The edges dropped are counted
-  in the workflow's ``meta.otlp.dropped_links``.
+  in the workflow's ``meta.otlp.dropped_links``. Among empty spans at one instant, the one earlier
+  in the file comes first (exporters write spans as they end).
 - **Ids, tools, demands.** A step's id is its ``peakopt.step.id`` attribute, else its span name
   (``name#2``, ``name#3``... for repeats, in start order); its tool is ``gen_ai.tool.name``
   (the GenAI semantic conventions' tool-execution span); its demands are the
@@ -81,6 +82,7 @@ class Span:
     failed: bool
     message: str | None
     where: str
+    position: int = 0
 
     @property
     def label(self) -> str:
@@ -130,7 +132,7 @@ def read_spans(text: str, path: str | Path) -> list[Span]:
             ):
                 base = f"{where}resourceSpans[{r}].scopeSpans[{s}]"
                 for k, raw in enumerate(_list(scope, "spans", path, base)):
-                    spans.append(_span(raw, resource, path, f"{base}.spans[{k}]"))
+                    spans.append(_span(raw, resource, path, f"{base}.spans[{k}]", len(spans)))
     if not spans:
         raise InputError(path, "", "holds no span")
     return spans
@@ -183,7 +185,9 @@ def _nanos(raw: dict[str, Any], key: str, path: str | Path, where: str) -> int:
     raise InputError(path, where, f"{key} is not a non-negative integer of nanoseconds ({value!r})")
 
 
-def _span(raw: dict[str, Any], resource: Mapping[str, Any], path: str | Path, where: str) -> Span:
+def _span(
+    raw: dict[str, Any], resource: Mapping[str, Any], path: str | Path, where: str, position: int
+) -> Span:
     name = raw.get("name")
     label = f"span {name!r} ({where})" if isinstance(name, str) else where
     for key in ("traceId", "spanId"):
@@ -210,6 +214,7 @@ def _span(raw: dict[str, Any], resource: Mapping[str, Any], path: str | Path, wh
         failed=status.get("code") in ERROR_CODES,
         message=message if isinstance(message, str) and message else None,
         where=where,
+        position=position,
     )
 
 
@@ -251,7 +256,7 @@ class _Graph:
             parent = self.by_id.get(span.parent)
             if parent is None:
                 continue
-            if span.start < parent.end:
+            if span.start < parent.end or span.end <= parent.end:  # an empty span at its end too
                 self.inside[parent.span_id].append(span)
             else:
                 self.after.append((parent, span))
@@ -288,8 +293,9 @@ class _Graph:
         return kept, len(dropped - kept)
 
 
-def _order(span: Span) -> tuple[int, int, str]:
-    return (span.start, span.end, span.span_id)
+def _order(span: Span) -> tuple[int, int, int]:
+    # empty spans at one instant: the earlier in the file first (exporters write spans as they end)
+    return (span.start, span.end, span.position)
 
 
 def _ids(steps: Iterable[Span]) -> dict[str, str]:
