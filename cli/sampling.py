@@ -22,6 +22,8 @@ NOISE = Finite(0, 1, max_open=True)
 
 #: Seconds of CP-SAT search per scenario for the perfect-information bound, by default.
 BOUND_LIMIT = 1.0
+#: Seconds of CP-SAT search for a trace's hindsight optimum (one per trace, not per scenario).
+RUN_LIMIT = 10.0
 
 
 def bound_limit_option(func: F) -> F:
@@ -31,7 +33,8 @@ def bound_limit_option(func: F) -> F:
         type=SECONDS,
         metavar="SECONDS",
         help="With sampled scenarios, seconds of CP-SAT search per scenario for its own optimum "
-        f"(the perfect-information bound) [default: {BOUND_LIMIT:g}].",
+        f"(the perfect-information bound) [default: {BOUND_LIMIT:g}]; with traces (score), for "
+        f"the optimum of each trace's actual durations [default: {RUN_LIMIT:g}].",
     )(func)
 
 
@@ -98,10 +101,15 @@ def execution(ctx: click.Context, execute: str, replay: str | None) -> str:
     return meant
 
 
-def check_sampling(ctx: click.Context, samples: int | None) -> None:
-    """Refuse --noise, --noise-demand, --seed or --bound-limit without --samples: they change nothing."""
+def check_sampling(ctx: click.Context, samples: int | None, *, also_bounds: bool = False) -> None:
+    """Refuse --noise, --noise-demand, --seed or --bound-limit without --samples: they change nothing.
+
+    ``also_bounds``: --seed and --bound-limit have another use (``score``'s traces are solved).
+    """
     if samples is not None:
         return
-    for name in ("noise", "noise_demand", "seed", "bound_limit"):
+    for name in (
+        ("noise", "noise_demand") if also_bounds else ("noise", "noise_demand", "seed", "bound_limit")
+    ):
         if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError(f"--{name.replace('_', '-')} needs --samples")

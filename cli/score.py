@@ -14,7 +14,8 @@ from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, Output, claim
-from peakopt.cli.sampling import BOUND_LIMIT, check_sampling, execution, sampling_options
+from peakopt.cli.runs import Runs, machine_for, run_options, score_runs
+from peakopt.cli.sampling import BOUND_LIMIT, RUN_LIMIT, check_sampling, execution, sampling_options
 from peakopt.cli.tables import (
     check_formats,
     correlation_table,
@@ -88,14 +89,14 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
 
 
 @click.command()
-@click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
+@click.argument("suite_paths", metavar="SUITE|TRACE...", nargs=-1, required=True)
 @input_options
 @click.option(
     "-s",
     "--schedules",
-    required=True,
     metavar="SCHEDULES.jsonl|LOG.eval",
-    help="JSON Lines of schedules or raw LLM responses, or an Inspect .eval log.",
+    help="JSON Lines of schedules or raw LLM responses, or an Inspect .eval log (needed unless "
+    "the inputs hold traces).",
 )
 @click.option(
     "-r",
@@ -118,6 +119,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     show_default=True,
     help="Missing steps make a record invalid, or start as soon as ready (asap).",
 )
+@run_options
 @grouping(GROUP_KEYS)
 @outputs
 @click.pass_context
@@ -128,7 +130,7 @@ def score(
     fmt: str | None,
     cpu: str,
     keep_dummies: bool,
-    schedules: str,
+    schedules: str | None,
     reference: str | None,
     execute: str,
     replay: str | None,
@@ -139,6 +141,9 @@ def score(
     bound_limit: float | None,
     delay_from: str,
     missing: str,
+    demand: str,
+    machine_ref: str | None,
+    trace_id: str | None,
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
@@ -160,12 +165,24 @@ def score(
     perfect-information bound), the scenarios drawn from the tasks' own
     varies, or from --noise and --noise-demand instead.
 
+    A TRACE — a controller run (peakopt run -o) or an OpenTelemetry export
+    (OTLP JSON), told from a suite by its content — is scored as it ran:
+    its actual starts with every step's actual duration, and its gap to the
+    optimum for those durations (hindsight), solved here within
+    --bound-limit (10 s by default).
+
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
+
+    Example: peakopt score trace.json
     """
     how = execution(ctx, execute, replay)
-    check_sampling(ctx, samples)
+    runs = Runs.split(suite_paths)
+    runs.check(machine_ref, trace_id)
+    _check_runs(ctx, runs, schedules)
+    check_sampling(ctx, samples, also_bounds=bool(runs.records))
     out = _claim(output, as_json, as_csv, table_format, [*suite_paths, schedules, reference])
-    scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
+    scopes = Scopes.read(runs.others, fmt, cpu, keep_dummies)
+    machine = machine_for(machine_ref, scopes.suites)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
     # click.Choice has checked the values against the Literal types' members
@@ -180,15 +197,39 @@ def score(
         optima = hindsight_optima(time_limit=BOUND_LIMIT if bound_limit is None else bound_limit, seed=seed)
     plugin = _online_plugin(how) if ":" in how else None
     sampling = Sampling(how, samples or 0, seed, drawn, plugin, optima)
-    rows = score_records(answer_records(schedules), scopes, references, options, sampling)
+    rows = (
+        score_records(answer_records(schedules), scopes, references, options, sampling) if schedules else []
+    )
+    rows += score_runs(
+        runs,
+        demand=demand,
+        machine=machine,
+        trace_id=trace_id,
+        time_limit=RUN_LIMIT if bound_limit is None else bound_limit,
+        seed=seed,
+    )
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
     summaries = aggregate(rows, by, intervals=True)
-    tables = [score_table(summaries, gaps=bool(references))]
+    tables = [score_table(summaries, gaps=bool(references) or bool(runs.records))]
     if samples:
         tables.append(monte_carlo_table(summaries, _title(sampling)))
     show_tables(table_format, tables)
     _count(rows, output)
+
+
+def _check_runs(ctx: click.Context, runs: Runs, schedules: str | None) -> None:
+    """Usage errors: nothing to score, schedules without their suite, a trace given plan options."""
+    if schedules is None and not runs.records:
+        raise click.UsageError("give --schedules, or traces (peakopt run -o, OpenTelemetry JSON) as inputs")
+    if schedules is not None and not runs.others:
+        raise click.UsageError("--schedules needs the suite its records are for among the inputs")
+    if schedules is None:
+        for name in ("execute", "replay", "samples", "noise", "noise_demand", "delay_from", "missing"):
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT:
+                raise click.UsageError(
+                    f"--{name.replace('_', '-')} is for the plans of --schedules: a trace is scored as it ran"
+                )
 
 
 def _title(sampling: Sampling) -> str:

@@ -18,6 +18,7 @@ ViolationKind = Literal[
     "instance",
     "ambiguous",
     "truncated",
+    "failed",
 ]
 
 
@@ -34,7 +35,8 @@ class Violation(BaseModel):
         (a step given twice), ``instance`` (the record names a workflow or
         machine that is not in the suite), ``ambiguous`` (an answer gives
         several different schedules and marks none as final) and
-        ``truncated`` (an answer cut off inside its JSON).
+        ``truncated`` (an answer cut off inside its JSON); a run record adds
+        ``failed`` (a step of the run failed).
     message
         E.g. ``a -> b: b starts at 3.0 before a ends at 4.5`` or
         ``memory_mb 10240/8192 over [0.0, 4.8)``.

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from peakopt.instances.errors import InputError, from_validation
-from peakopt.models import Machine, Schedule, Workflow
+from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.models.base import FROZEN
 from peakopt.oracle.scenarios import Scenarios
 
@@ -34,6 +34,9 @@ from peakopt.oracle.scenarios import Scenarios
 StepStatus = Literal["ok", "failed", "skipped"]
 #: What happens when a step fails (see :class:`~peakopt.runtime.controller.Controller`).
 OnFailure = Literal["continue", "stop"]
+#: Which demands a trace is scored with: the declared ones, or what the steps were measured to use.
+Demand = Literal["declared", "measured"]
+DEMANDS: tuple[Demand, ...] = ("declared", "measured")
 ON_FAILURE: tuple[OnFailure, ...] = ("continue", "stop")
 #: Decimal places of trace times (1 µs): exact for the oracle's integer arithmetic.
 PLACES = 6
@@ -111,10 +114,24 @@ class Trace(BaseModel):
         """The last end of a step that ran (0 when none did)."""
         return max((s.end or 0.0 for s in self.ran), default=0.0)
 
-    def realised(self) -> tuple[Workflow, Schedule]:
-        """The workflow as it ran (actual durations, declared demands) and the schedule of actual starts.
+    def realised(self, demand: Demand = "declared") -> tuple[Workflow, Schedule]:
+        """The workflow as it ran (actual durations) and the schedule of actual starts.
 
         Steps that never started are left out (no step that ran depends on one).
+
+        Parameters
+        ----------
+        demand
+            ``declared``: each step keeps its declared demands (a profile's segments scaled in
+            proportion to the actual duration). ``measured``: each step becomes one segment that
+            demands what it was measured to use — its peak memory as ``memory_mb`` and its
+            average cores as ``cpu`` (CPU is a rate, as in ``peakopt profile``'s segments); any
+            other resource keeps its declared peak.
+
+        Raises
+        ------
+        ValueError
+            With ``measured``, when a step that ran has no measured usage.
         """
         ran = {s.id: s for s in self.ran}
         tasks = tuple(t for t in self.workflow.tasks if t.id in ran)
@@ -131,7 +148,22 @@ class Trace(BaseModel):
             source=f"run:{self.policy}",
             meta={"trace": True},
         )
-        return scenario.workflow(0), schedule
+        workflow = scenario.workflow(0)
+        if demand == "measured":
+            workflow = workflow.model_copy(
+                update={"tasks": tuple(_measured(t, ran[t.id]) for t in workflow.tasks)}
+            )
+        return workflow, schedule
+
+
+def _measured(task: Task, step: StepRecord) -> Task:
+    """``task`` as one segment of its actual length demanding what ``step`` was measured to use."""
+    if step.usage is None:
+        raise ValueError(f"step {task.id!r} has no measured usage (run it with --measure)")
+    declared = {r: task.peak(r) for s in task.segments for r in s.demand}
+    used = {**declared, "cpu": step.usage.cpu_avg, "memory_mb": step.usage.memory_peak_mb}
+    fields: dict[str, Any] = {"profile": None, "duration": task.length, "demand": used}
+    return task.model_copy(update=fields)
 
 
 def trace_json(trace: Trace) -> str:

@@ -1,0 +1,433 @@
+"""OpenTelemetry span exports (OTLP JSON) read as peakopt traces: the spans of one trace as steps.
+
+The file is what the OpenTelemetry collector's file exporter (or any ``otlp-json`` writer)
+writes: one or more ``{"resourceSpans": [{"resource": {"attributes": [...]}, "scopeSpans":
+[{"spans": [...]}]}]}`` documents (JSON Lines, or one document), each span with ``traceId``,
+``spanId``, ``parentSpanId``, ``name``, ``startTimeUnixNano`` and ``endTimeUnixNano`` (strings
+of digits, or numbers), ``attributes`` (``[{"key", "value": {"stringValue" | "intValue" |
+"doubleValue" | "boolValue": ...}}]``), ``links`` (``[{"traceId", "spanId"}]``) and ``status``
+(``{"code": 2}`` or ``"STATUS_CODE_ERROR"`` is an error).
+
+How spans become a workflow (see ``docs/formats.md``, "OpenTelemetry traces"):
+
+- **Containers and steps.** A span with a child that starts before it ends (or an empty child
+  at its end) — an agent run, a workflow span, a tool call that makes HTTP calls — *contains*
+  that child: it is a container, not a step — its time is its children's, and counting both
+  would count the work twice. A span with no such child is a step. A child that starts at or
+  after its parent's end was *caused* by the parent (a queued job, a follow-up), and depends on it.
+- **Dependencies.** A span depends on its parent when it starts at or after the parent's end,
+  and on every span it links to. A dependency on a container is one on each of its steps, and a
+  container's dependencies are each of its steps'. Only the dependencies the run kept become
+  edges (the predecessor had ended when the successor started): a link to a span that was still
+  running says "related", not "after", and the run is the fact. The edges dropped are counted
+  in the workflow's ``meta.otlp.dropped_links``. Among empty spans at one instant, the one earlier
+  in the file comes first (exporters write spans as they end).
+- **Ids, tools, demands.** A step's id is its ``peakopt.step.id`` attribute, else its span name
+  (``name#2``, ``name#3``... for repeats, in start order); its tool is ``gen_ai.tool.name``
+  (the GenAI semantic conventions' tool-execution span); its demands are the
+  ``peakopt.demand.<resource>`` attributes (numbers) — none, no demand. Measured usage, for
+  ``--demand measured``: ``peakopt.usage.cpu_avg``, ``peakopt.usage.cpu_peak`` and
+  ``peakopt.usage.memory_peak_mb``. A step whose status is an error failed.
+- **Times.** Starts are seconds since the first step's start (to 1 µs, as a controller trace's).
+- **The machine.** The resource attributes ``peakopt.capacity.<resource>`` (and
+  ``peakopt.machine``, its name), unless one is given; the workflow's id is the
+  ``peakopt.workflow.id`` attribute (of the resource or a span), else the name of the trace's
+  only root span, else ``trace-`` and the trace id's first 8 characters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from peakopt.instances.documents import decode_all
+from peakopt.instances.errors import InputError, from_validation
+from peakopt.instances.paths import read_text
+from peakopt.models import Machine, Workflow
+from peakopt.runtime.trace import PLACES, StepRecord, StepUsage, Trace
+
+STEP_ID = "peakopt.step.id"
+WORKFLOW_ID = "peakopt.workflow.id"
+MACHINE_NAME = "peakopt.machine"
+DEMAND = "peakopt.demand."
+CAPACITY = "peakopt.capacity."
+USAGE = "peakopt.usage."
+TOOL = "gen_ai.tool.name"
+OPERATION = "gen_ai.operation.name"
+#: OTLP's ``Status.code`` of an error, as a number or as its enum name.
+ERROR_CODES = (2, "STATUS_CODE_ERROR")
+NANO = 10**9
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span of the export, as read (times in nanoseconds since the epoch)."""
+
+    trace_id: str
+    span_id: str
+    parent: str
+    name: str
+    start: int
+    end: int
+    attributes: Mapping[str, Any]
+    resource: Mapping[str, Any]
+    links: tuple[tuple[str, str], ...]
+    failed: bool
+    message: str | None
+    where: str
+    position: int = 0
+
+    @property
+    def label(self) -> str:
+        """The span in an error: its name and where it is in the file."""
+        return f"span {self.name!r} ({self.where})"
+
+
+def is_otlp(data: Any) -> bool:
+    """Whether a decoded JSON document is an OTLP trace export."""
+    return isinstance(data, dict) and "resourceSpans" in data
+
+
+def load_otlp(path: str | Path, *, machine: Machine | None = None, trace_id: str | None = None) -> Trace:
+    """Read one trace of an OTLP JSON export as a :class:`~peakopt.runtime.trace.Trace`.
+
+    Parameters
+    ----------
+    path
+        The export (one document, or JSON Lines of documents as the collector writes them).
+    machine
+        The machine the run is judged on; None: the export's ``peakopt.capacity.*`` attributes.
+    trace_id
+        The trace to read, when the export holds several.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the span and the rule: not OTLP, a span without ids or with bad times
+        or a non-numeric demand, several traces and no ``trace_id`` (they are listed), no machine.
+    """
+    spans = read_spans(read_text(Path(path)), path)
+    return to_trace(pick(spans, trace_id, path), path, machine)
+
+
+def read_spans(text: str, path: str | Path) -> list[Span]:
+    """Every span of every document of an export."""
+    found = decode_all(text, path)  # one document, or JSON Lines: documents one after another
+    spans: list[Span] = []
+    for doc in found:
+        where = f"line {doc.line}: " if len(found) > 1 else ""
+        if not is_otlp(doc.data):
+            raise InputError(path, where.rstrip(": "), 'is not an OTLP trace export (no "resourceSpans")')
+        for r, resource_spans in enumerate(_list(doc.data, "resourceSpans", path, where)):
+            resource = _attributes(_dict(resource_spans.get("resource")).get("attributes"), path, where)
+            for s, scope in enumerate(
+                _list(resource_spans, "scopeSpans", path, f"{where}resourceSpans[{r}]")
+            ):
+                base = f"{where}resourceSpans[{r}].scopeSpans[{s}]"
+                for k, raw in enumerate(_list(scope, "spans", path, base)):
+                    spans.append(_span(raw, resource, path, f"{base}.spans[{k}]", len(spans)))
+    if not spans:
+        raise InputError(path, "", "holds no span")
+    return spans
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(data: Any, key: str, path: str | Path, where: str) -> list[dict[str, Any]]:
+    value = _dict(data).get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise InputError(path, f"{where}.{key}".lstrip("."), "is not a list of objects")
+    return value
+
+
+def _value(raw: Any) -> Any:
+    """An ``AnyValue``'s Python value (int64 arrive as strings in OTLP JSON); None for the others."""
+    value = _dict(raw)
+    if "stringValue" in value:
+        return value["stringValue"]
+    if "boolValue" in value:
+        return value["boolValue"]
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            return value["intValue"]
+    if "doubleValue" in value:
+        return value["doubleValue"]
+    return None
+
+
+def _attributes(raw: Any, path: str | Path, where: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, list) or not all(
+        isinstance(a, dict) and isinstance(a.get("key"), str) for a in raw
+    ):
+        raise InputError(path, where.rstrip(": ") or "resource", "attributes are not a list of {key, value}")
+    return {a["key"]: _value(a.get("value")) for a in raw}
+
+
+def _nanos(raw: dict[str, Any], key: str, path: str | Path, where: str) -> int:
+    value = raw.get(key)
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise InputError(path, where, f"{key} is not a non-negative integer of nanoseconds ({value!r})")
+
+
+def _span(
+    raw: dict[str, Any], resource: Mapping[str, Any], path: str | Path, where: str, position: int
+) -> Span:
+    name = raw.get("name")
+    label = f"span {name!r} ({where})" if isinstance(name, str) else where
+    for key in ("traceId", "spanId"):
+        if not isinstance(raw.get(key), str) or not raw[key]:
+            raise InputError(path, label, f"has no {key}")
+    start, end = _nanos(raw, "startTimeUnixNano", path, label), _nanos(raw, "endTimeUnixNano", path, label)
+    if end < start:
+        raise InputError(path, label, "ends before it starts (endTimeUnixNano < startTimeUnixNano)")
+    links = tuple(
+        (str(link.get("traceId")), str(link.get("spanId"))) for link in _list(raw, "links", path, label)
+    )
+    status = _dict(raw.get("status"))
+    message = status.get("message")
+    return Span(
+        trace_id=raw["traceId"],
+        span_id=raw["spanId"],
+        parent=str(raw.get("parentSpanId") or ""),
+        name=name if isinstance(name, str) and name else raw["spanId"],
+        start=start,
+        end=end,
+        attributes=_attributes(raw.get("attributes"), path, label),
+        resource=resource,
+        links=links,
+        failed=status.get("code") in ERROR_CODES,
+        message=message if isinstance(message, str) and message else None,
+        where=where,
+        position=position,
+    )
+
+
+def pick(spans: list[Span], trace_id: str | None, path: str | Path) -> list[Span]:
+    """The spans of ``trace_id``, or of the export's only trace."""
+    ids = list(dict.fromkeys(s.trace_id for s in spans))
+    if trace_id is None:
+        if len(ids) > 1:
+            listed = ", ".join(f"{t} ({sum(s.trace_id == t for s in spans)} spans)" for t in ids)
+            raise InputError(path, "", f"holds {len(ids)} traces: pick one with --trace-id ({listed})")
+        trace_id = ids[0]
+    if trace_id not in ids:
+        raise InputError(path, f"trace {trace_id!r}", f"is not in the export (it holds {', '.join(ids)})")
+    chosen = [s for s in spans if s.trace_id == trace_id]
+    seen: dict[str, Span] = {}
+    for span in chosen:
+        if span.span_id in seen:
+            raise InputError(
+                path, span.label, f"repeats the spanId {span.span_id} of {seen[span.span_id].label}"
+            )
+        seen[span.span_id] = span
+    return chosen
+
+
+@dataclass
+class _Graph:
+    """Containers, steps and the dependencies between spans (see the module docstring)."""
+
+    spans: list[Span]
+    by_id: dict[str, Span] = field(init=False)
+    inside: dict[str, list[Span]] = field(init=False)
+    after: list[tuple[Span, Span]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_id = {s.span_id: s for s in self.spans}
+        self.inside = defaultdict(list)
+        self.after = []
+        for span in self.spans:
+            parent = self.by_id.get(span.parent)
+            if parent is None:
+                continue
+            if span.start < parent.end or span.end <= parent.end:  # an empty span at its end too
+                self.inside[parent.span_id].append(span)
+            else:
+                self.after.append((parent, span))
+        for span in self.spans:
+            for linked_trace, linked in span.links:
+                if linked_trace == span.trace_id and linked in self.by_id and linked != span.span_id:
+                    self.after.append((self.by_id[linked], span))
+
+    def steps_of(self, span: Span) -> Iterator[Span]:
+        """The steps a span stands for: itself, or (a container) its contained spans' steps."""
+        if not self.inside.get(span.span_id):
+            yield span
+            return
+        for child in self.inside[span.span_id]:
+            yield from self.steps_of(child)
+
+    @property
+    def steps(self) -> list[Span]:
+        """Every step, in start order."""
+        return sorted((s for s in self.spans if not self.inside.get(s.span_id)), key=_order)
+
+    def edges(self) -> tuple[set[tuple[str, str]], int]:
+        """(predecessor, successor) span ids of the dependencies the run kept, and how many it did not."""
+        kept: set[tuple[str, str]] = set()
+        dropped: set[tuple[str, str]] = set()
+        for before, later in self.after:
+            for a in self.steps_of(before):
+                for b in self.steps_of(later):
+                    if a.span_id == b.span_id:
+                        continue
+                    # strictly earlier in start order too: two empty spans at one instant make no cycle
+                    held = a.end <= b.start and _order(a) < _order(b)
+                    (kept if held else dropped).add((a.span_id, b.span_id))
+        return kept, len(dropped - kept)
+
+
+def _order(span: Span) -> tuple[int, int, int]:
+    # empty spans at one instant: the earlier in the file first (exporters write spans as they end)
+    return (span.start, span.end, span.position)
+
+
+def _ids(steps: Iterable[Span]) -> dict[str, str]:
+    """Each step's id: its ``peakopt.step.id``, else its name (repeats numbered in start order)."""
+    ids: dict[str, str] = {}
+    taken = {str(s.attributes[STEP_ID]) for s in steps if STEP_ID in s.attributes}
+    counts: dict[str, int] = defaultdict(int)
+    for span in steps:
+        if STEP_ID in span.attributes:
+            ids[span.span_id] = str(span.attributes[STEP_ID])
+            continue
+        counts[span.name] += 1
+        name = span.name if counts[span.name] == 1 else f"{span.name}#{counts[span.name]}"
+        while name in taken:
+            counts[span.name] += 1
+            name = f"{span.name}#{counts[span.name]}"
+        taken.add(name)
+        ids[span.span_id] = name
+    return ids
+
+
+def _numbers(span: Span, prefix: str, path: str | Path) -> dict[str, float]:
+    found = {}
+    for key, value in span.attributes.items():
+        if key.startswith(prefix):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise InputError(path, span.label, f"attribute {key} is not a finite number ({value!r})")
+            found[key.removeprefix(prefix)] = float(value)
+    return found
+
+
+def _usage(span: Span, path: str | Path) -> StepUsage | None:
+    used = _numbers(span, USAGE, path)
+    if not used:
+        return None
+    if not {"cpu_avg", "memory_peak_mb"} <= used.keys():
+        rule = f"has {USAGE}* attributes but not both {USAGE}cpu_avg and {USAGE}memory_peak_mb"
+        raise InputError(path, span.label, rule)
+    try:
+        return StepUsage(
+            cpu_avg=used["cpu_avg"],
+            cpu_peak=used.get("cpu_peak", used["cpu_avg"]),
+            memory_peak_mb=used["memory_peak_mb"],
+        )
+    except ValidationError as exc:
+        raise InputError(path, span.label, f"{USAGE}* {exc.errors()[0]['msg']}") from None
+
+
+def _machine(spans: list[Span], path: str | Path) -> Machine:
+    for span in spans:
+        capacity = {k.removeprefix(CAPACITY): v for k, v in span.resource.items() if k.startswith(CAPACITY)}
+        if capacity:
+            data = {"name": str(span.resource.get(MACHINE_NAME, "otlp")), "capacity": capacity}
+            try:
+                return Machine.model_validate(data)
+            except ValidationError as exc:
+                raise from_validation(path, exc, data, "resource attributes") from None
+    rule = f"names no machine (no {CAPACITY}<resource> resource attributes): give one with --machine"
+    raise InputError(path, "", rule)
+
+
+def _workflow_id(graph: _Graph) -> str:
+    for span in graph.spans:
+        for attributes in (span.resource, span.attributes):
+            if WORKFLOW_ID in attributes:
+                return str(attributes[WORKFLOW_ID])
+    roots = [s for s in graph.spans if s.parent not in graph.by_id]
+    return roots[0].name if len(roots) == 1 else f"trace-{graph.spans[0].trace_id[:8]}"
+
+
+def to_trace(spans: list[Span], path: str | Path, machine: Machine | None = None) -> Trace:
+    """The trace of one OTLP trace's spans (see the module docstring)."""
+    graph = _Graph(spans)
+    steps = graph.steps
+    ids = _ids(steps)
+    kept, dropped = graph.edges()
+    preds: dict[str, list[str]] = defaultdict(list)
+    for a, b in sorted(kept, key=lambda e: (_order(graph.by_id[e[0]]), e[1])):
+        preds[b].append(ids[a])
+    zero = steps[0].start
+    tasks = []
+    for span in steps:
+        meta = {"span_id": span.span_id, **({"span": span.name} if span.name != ids[span.span_id] else {})}
+        if OPERATION in span.attributes:
+            meta["operation"] = str(span.attributes[OPERATION])
+        task: dict[str, Any] = {
+            "id": ids[span.span_id],
+            "duration": _seconds(span.end - span.start),
+            "demand": _numbers(span, DEMAND, path),
+            "depends_on": preds[span.span_id],
+            "meta": meta,
+        }
+        if TOOL in span.attributes:
+            task["tool"] = str(span.attributes[TOOL])
+        tasks.append(task)
+    data = {
+        "id": _workflow_id(graph),
+        "tasks": tasks,
+        "meta": {
+            "otlp": {
+                "trace_id": spans[0].trace_id,
+                "containers": len(spans) - len(steps),
+                "dropped_links": dropped,
+            }
+        },
+    }
+    try:
+        workflow = Workflow.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation(path, exc, data) from None
+    records = tuple(
+        StepRecord(
+            id=ids[s.span_id],
+            status="failed" if s.failed else "ok",
+            start=_seconds(s.start - zero),
+            end=_seconds(s.end - zero),
+            usage=_usage(s, path),
+            error=s.message if s.failed else None,
+        )
+        for s in steps
+    )
+    service = next((str(s.resource["service.name"]) for s in spans if "service.name" in s.resource), None)
+    return Trace(
+        workflow=workflow,
+        machine=machine or _machine(spans, path),
+        policy=f"otlp:{service}" if service else "otlp",
+        started_at=datetime.fromtimestamp(zero / NANO, UTC).isoformat(),
+        status="failed" if any(s.failed for s in steps) else "ok",
+        steps=records,
+    )
+
+
+def _seconds(nanos: int) -> float:
+    # a correctly rounded division, then the trace's 1 µs
+    return round(nanos / NANO, PLACES)
