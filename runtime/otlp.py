@@ -67,7 +67,7 @@ NANO = 10**9
 
 
 @dataclass(frozen=True)
-class Span:
+class OtlpSpan:
     """One span of the export, as read (times in nanoseconds since the epoch)."""
 
     trace_id: str
@@ -117,10 +117,10 @@ def load_otlp(path: str | Path, *, machine: Machine | None = None, trace_id: str
     return to_trace(pick(spans, trace_id, path), path, machine)
 
 
-def read_spans(text: str, path: str | Path) -> list[Span]:
+def read_spans(text: str, path: str | Path) -> list[OtlpSpan]:
     """Every span of every document of an export."""
     found = decode_all(text, path)  # one document, or JSON Lines: documents one after another
-    spans: list[Span] = []
+    spans: list[OtlpSpan] = []
     for doc in found:
         where = f"line {doc.line}: " if len(found) > 1 else ""
         if not is_otlp(doc.data):
@@ -187,7 +187,7 @@ def _nanos(raw: dict[str, Any], key: str, path: str | Path, where: str) -> int:
 
 def _span(
     raw: dict[str, Any], resource: Mapping[str, Any], path: str | Path, where: str, position: int
-) -> Span:
+) -> OtlpSpan:
     name = raw.get("name")
     label = f"span {name!r} ({where})" if isinstance(name, str) else where
     for key in ("traceId", "spanId"):
@@ -201,7 +201,7 @@ def _span(
     )
     status = _dict(raw.get("status"))
     message = status.get("message")
-    return Span(
+    return OtlpSpan(
         trace_id=raw["traceId"],
         span_id=raw["spanId"],
         parent=str(raw.get("parentSpanId") or ""),
@@ -218,7 +218,7 @@ def _span(
     )
 
 
-def pick(spans: list[Span], trace_id: str | None, path: str | Path) -> list[Span]:
+def pick(spans: list[OtlpSpan], trace_id: str | None, path: str | Path) -> list[OtlpSpan]:
     """The spans of ``trace_id``, or of the export's only trace."""
     ids = list(dict.fromkeys(s.trace_id for s in spans))
     if trace_id is None:
@@ -229,7 +229,7 @@ def pick(spans: list[Span], trace_id: str | None, path: str | Path) -> list[Span
     if trace_id not in ids:
         raise InputError(path, f"trace {trace_id!r}", f"is not in the export (it holds {', '.join(ids)})")
     chosen = [s for s in spans if s.trace_id == trace_id]
-    seen: dict[str, Span] = {}
+    seen: dict[str, OtlpSpan] = {}
     for span in chosen:
         if span.span_id in seen:
             raise InputError(
@@ -243,10 +243,10 @@ def pick(spans: list[Span], trace_id: str | None, path: str | Path) -> list[Span
 class _Graph:
     """Containers, steps and the dependencies between spans (see the module docstring)."""
 
-    spans: list[Span]
-    by_id: dict[str, Span] = field(init=False)
-    inside: dict[str, list[Span]] = field(init=False)
-    after: list[tuple[Span, Span]] = field(init=False)
+    spans: list[OtlpSpan]
+    by_id: dict[str, OtlpSpan] = field(init=False)
+    inside: dict[str, list[OtlpSpan]] = field(init=False)
+    after: list[tuple[OtlpSpan, OtlpSpan]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_id = {s.span_id: s for s in self.spans}
@@ -265,7 +265,7 @@ class _Graph:
                 if linked_trace == span.trace_id and linked in self.by_id and linked != span.span_id:
                     self.after.append((self.by_id[linked], span))
 
-    def steps_of(self, span: Span) -> Iterator[Span]:
+    def steps_of(self, span: OtlpSpan) -> Iterator[OtlpSpan]:
         """The steps a span stands for: itself, or (a container) its contained spans' steps."""
         if not self.inside.get(span.span_id):
             yield span
@@ -274,7 +274,7 @@ class _Graph:
             yield from self.steps_of(child)
 
     @property
-    def steps(self) -> list[Span]:
+    def steps(self) -> list[OtlpSpan]:
         """Every step, in start order."""
         return sorted((s for s in self.spans if not self.inside.get(s.span_id)), key=_order)
 
@@ -293,12 +293,12 @@ class _Graph:
         return kept, len(dropped - kept)
 
 
-def _order(span: Span) -> tuple[int, int, int]:
+def _order(span: OtlpSpan) -> tuple[int, int, int]:
     # empty spans at one instant: the earlier in the file first (exporters write spans as they end)
     return (span.start, span.end, span.position)
 
 
-def _ids(steps: Iterable[Span]) -> dict[str, str]:
+def _ids(steps: Iterable[OtlpSpan]) -> dict[str, str]:
     """Each step's id: its ``peakopt.step.id``, else its name (repeats numbered in start order)."""
     ids: dict[str, str] = {}
     taken = {str(s.attributes[STEP_ID]) for s in steps if STEP_ID in s.attributes}
@@ -317,7 +317,7 @@ def _ids(steps: Iterable[Span]) -> dict[str, str]:
     return ids
 
 
-def _numbers(span: Span, prefix: str, path: str | Path) -> dict[str, float]:
+def _numbers(span: OtlpSpan, prefix: str, path: str | Path) -> dict[str, float]:
     found = {}
     for key, value in span.attributes.items():
         if key.startswith(prefix):
@@ -327,7 +327,7 @@ def _numbers(span: Span, prefix: str, path: str | Path) -> dict[str, float]:
     return found
 
 
-def _usage(span: Span, path: str | Path) -> StepUsage | None:
+def _usage(span: OtlpSpan, path: str | Path) -> StepUsage | None:
     used = _numbers(span, USAGE, path)
     if not used:
         return None
@@ -344,7 +344,7 @@ def _usage(span: Span, path: str | Path) -> StepUsage | None:
         raise InputError(path, span.label, f"{USAGE}* {exc.errors()[0]['msg']}") from None
 
 
-def _machine(spans: list[Span], path: str | Path) -> Machine:
+def _machine(spans: list[OtlpSpan], path: str | Path) -> Machine:
     for span in spans:
         capacity = {k.removeprefix(CAPACITY): v for k, v in span.resource.items() if k.startswith(CAPACITY)}
         if capacity:
@@ -366,7 +366,7 @@ def _workflow_id(graph: _Graph) -> str:
     return roots[0].name if len(roots) == 1 else f"trace-{graph.spans[0].trace_id[:8]}"
 
 
-def to_trace(spans: list[Span], path: str | Path, machine: Machine | None = None) -> Trace:
+def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = None) -> Trace:
     """The trace of one OTLP trace's spans (see the module docstring)."""
     graph = _Graph(spans)
     steps = graph.steps
