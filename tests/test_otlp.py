@@ -310,3 +310,12 @@ def test_a_run_written_as_otlp_reads_back_with_its_structure_starts_and_score(
     assert trace.machine == machine
     keep = ("valid", "makespan", "cva", "avoidable_cva", "safe", "mru", "resources")
     assert have.model_dump(include=set(keep)) == want.model_dump(include=set(keep))
+
+
+def test_other_commands_say_an_export_is_for_score(tmp_path: Path) -> None:
+    path = agent(tmp_path)
+    code, _, err = run("validate", str(path))
+    assert code == 1 and err.strip() == (
+        f"Error: {path}: is an OpenTelemetry trace export (OTLP JSON), not a workflow or a suite: "
+        "score it with peakopt score"
+    )
