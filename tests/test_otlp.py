@@ -16,7 +16,8 @@ from strategies import machines, workflows
 from peakopt.instances import InputError
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.oracle import evaluate
-from peakopt.runtime.otlp import load_otlp, pick, read_spans, to_trace
+from peakopt.runtime.otlp import load_otlp, to_trace
+from peakopt.runtime.spans import pick, read_spans
 from peakopt.runtime.trace import Trace
 
 TRACE = "5b8efff798038103d269b633813fc60c"
