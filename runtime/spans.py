@@ -109,11 +109,13 @@ def _attributes(raw: Any, path: str | Path, where: str) -> dict[str, Any]:
 
 def _nanos(raw: dict[str, Any], key: str, path: str | Path, where: str) -> int:
     value = raw.get(key)
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    raise InputError(path, where, f"{key} is not a non-negative integer of nanoseconds ({value!r})")
+    found = int(value) if isinstance(value, str) and value.isdigit() else value
+    if isinstance(found, int) and not isinstance(found, bool) and found > 0:
+        return found
+    # OTLP's 0 means unset: a span exported before it ended, or without a clock
+    raise InputError(
+        path, where, f"{key} is not a positive integer of nanoseconds since the epoch ({value!r})"
+    )
 
 
 def _span(

@@ -213,6 +213,10 @@ def test_the_machine_given_replaces_the_exports_and_one_is_needed(tmp_path: Path
             export([{**tool("a", "x", 0.0, 1.0, 1, 1), "startTimeUnixNano": "soon"}], BOX),
             "startTimeUnixNano is not",
         ),
+        (
+            export([{**tool("a", "x", 0.0, 1.0, 1, 1), "endTimeUnixNano": "0"}], BOX),
+            "endTimeUnixNano is not a positive integer of nanoseconds",
+        ),
         (export([tool("a", "x", 2.0, 1.0, 1, 1)], BOX), "ends before it starts"),
         (
             export([tool("a", "x", 0.0, 1.0, "lots", 1)], BOX),
