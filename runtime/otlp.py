@@ -50,7 +50,7 @@ from pydantic import ValidationError
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.instances.paths import read_text
 from peakopt.models import Machine, Workflow
-from peakopt.runtime.spans import Span, pick, read_spans
+from peakopt.runtime.spans import OtlpSpan, pick, read_spans
 from peakopt.runtime.trace import PLACES, StepRecord, StepUsage, Trace
 
 STEP_ID = "peakopt.step.id"
@@ -90,10 +90,10 @@ def load_otlp(path: str | Path, *, machine: Machine | None = None, trace_id: str
 class _Graph:
     """Containers, steps and the dependencies between spans (see the module docstring)."""
 
-    spans: list[Span]
-    by_id: dict[str, Span] = field(init=False)
-    inside: dict[str, list[Span]] = field(init=False)
-    after: list[tuple[Span, Span]] = field(init=False)
+    spans: list[OtlpSpan]
+    by_id: dict[str, OtlpSpan] = field(init=False)
+    inside: dict[str, list[OtlpSpan]] = field(init=False)
+    after: list[tuple[OtlpSpan, OtlpSpan]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_id = {s.span_id: s for s in self.spans}
@@ -112,7 +112,7 @@ class _Graph:
                 if linked_trace == span.trace_id and linked in self.by_id and linked != span.span_id:
                     self.after.append((self.by_id[linked], span))
 
-    def steps_of(self, span: Span) -> Iterator[Span]:
+    def steps_of(self, span: OtlpSpan) -> Iterator[OtlpSpan]:
         """The steps a span stands for: itself, or (a container) its contained spans' steps."""
         if not self.inside.get(span.span_id):
             yield span
@@ -121,7 +121,7 @@ class _Graph:
             yield from self.steps_of(child)
 
     @property
-    def steps(self) -> list[Span]:
+    def steps(self) -> list[OtlpSpan]:
         """Every step, in start order."""
         return sorted((s for s in self.spans if not self.inside.get(s.span_id)), key=_order)
 
@@ -140,12 +140,12 @@ class _Graph:
         return kept, len(dropped - kept)
 
 
-def _order(span: Span) -> tuple[int, int, int]:
+def _order(span: OtlpSpan) -> tuple[int, int, int]:
     # empty spans at one instant: the earlier in the file first (exporters write spans as they end)
     return (span.start, span.end, span.position)
 
 
-def _ids(steps: Iterable[Span]) -> dict[str, str]:
+def _ids(steps: Iterable[OtlpSpan]) -> dict[str, str]:
     """Each step's id: its ``peakopt.step.id``, else its name (repeats numbered in start order)."""
     ids: dict[str, str] = {}
     taken = {str(s.attributes[STEP_ID]) for s in steps if STEP_ID in s.attributes}
@@ -164,7 +164,7 @@ def _ids(steps: Iterable[Span]) -> dict[str, str]:
     return ids
 
 
-def _numbers(span: Span, prefix: str, path: str | Path) -> dict[str, float]:
+def _numbers(span: OtlpSpan, prefix: str, path: str | Path) -> dict[str, float]:
     found = {}
     for key, value in span.attributes.items():
         if key.startswith(prefix):
@@ -174,7 +174,7 @@ def _numbers(span: Span, prefix: str, path: str | Path) -> dict[str, float]:
     return found
 
 
-def _usage(span: Span, path: str | Path) -> StepUsage | None:
+def _usage(span: OtlpSpan, path: str | Path) -> StepUsage | None:
     used = _numbers(span, USAGE, path)
     if not used:
         return None
@@ -191,7 +191,7 @@ def _usage(span: Span, path: str | Path) -> StepUsage | None:
         raise InputError(path, span.label, f"{USAGE}* {exc.errors()[0]['msg']}") from None
 
 
-def _machine(spans: list[Span], path: str | Path) -> Machine:
+def _machine(spans: list[OtlpSpan], path: str | Path) -> Machine:
     for span in spans:
         capacity = {k.removeprefix(CAPACITY): v for k, v in span.resource.items() if k.startswith(CAPACITY)}
         if capacity:
@@ -213,7 +213,7 @@ def _workflow_id(graph: _Graph) -> str:
     return roots[0].name if len(roots) == 1 else f"trace-{graph.spans[0].trace_id[:8]}"
 
 
-def to_trace(spans: list[Span], path: str | Path, machine: Machine | None = None) -> Trace:
+def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = None) -> Trace:
     """The trace of one OTLP trace's spans (see the module docstring)."""
     graph = _Graph(spans)
     steps = graph.steps

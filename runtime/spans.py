@@ -20,7 +20,7 @@ ERROR_CODES = (2, "STATUS_CODE_ERROR")
 
 
 @dataclass(frozen=True)
-class Span:
+class OtlpSpan:
     """One span of the export, as read (times in nanoseconds since the epoch)."""
 
     trace_id: str
@@ -48,10 +48,10 @@ def is_otlp(data: Any) -> bool:
     return isinstance(data, dict) and "resourceSpans" in data
 
 
-def read_spans(text: str, path: str | Path) -> list[Span]:
+def read_spans(text: str, path: str | Path) -> list[OtlpSpan]:
     """Every span of every document of an export."""
     found = decode_all(text, path)  # one document, or JSON Lines: documents one after another
-    spans: list[Span] = []
+    spans: list[OtlpSpan] = []
     for doc in found:
         where = f"line {doc.line}: " if len(found) > 1 else ""
         if not is_otlp(doc.data):
@@ -120,7 +120,7 @@ def _nanos(raw: dict[str, Any], key: str, path: str | Path, where: str) -> int:
 
 def _span(
     raw: dict[str, Any], resource: Mapping[str, Any], path: str | Path, where: str, position: int
-) -> Span:
+) -> OtlpSpan:
     name = raw.get("name")
     label = f"span {name!r} ({where})" if isinstance(name, str) else where
     for key in ("traceId", "spanId"):
@@ -134,7 +134,7 @@ def _span(
     )
     status = _dict(raw.get("status"))
     message = status.get("message")
-    return Span(
+    return OtlpSpan(
         trace_id=raw["traceId"],
         span_id=raw["spanId"],
         parent=str(raw.get("parentSpanId") or ""),
@@ -151,7 +151,7 @@ def _span(
     )
 
 
-def pick(spans: list[Span], trace_id: str | None, path: str | Path) -> list[Span]:
+def pick(spans: list[OtlpSpan], trace_id: str | None, path: str | Path) -> list[OtlpSpan]:
     """The spans of ``trace_id``, or of the export's only trace."""
     ids = list(dict.fromkeys(s.trace_id for s in spans))
     if trace_id is None:
@@ -162,7 +162,7 @@ def pick(spans: list[Span], trace_id: str | None, path: str | Path) -> list[Span
     if trace_id not in ids:
         raise InputError(path, f"trace {trace_id!r}", f"is not in the export (it holds {', '.join(ids)})")
     chosen = [s for s in spans if s.trace_id == trace_id]
-    seen: dict[str, Span] = {}
+    seen: dict[str, OtlpSpan] = {}
     for span in chosen:
         if span.span_id in seen:
             raise InputError(
