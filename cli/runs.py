@@ -18,7 +18,7 @@ from peakopt.instances.machine_files import load_machines
 from peakopt.models import Machine, Suite
 from peakopt.oracle.rows import ScoreRow
 from peakopt.runtime.hindsight import RunFormat, read_run, run_format, score_trace
-from peakopt.runtime.trace import DEMAND_SOURCES, DemandSource
+from peakopt.runtime.trace import DEMAND_KINDS, DemandKind
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,7 +39,7 @@ def run_options(func: F) -> F:
     )(func)
     return click.option(
         "--demand",
-        type=click.Choice(DEMAND_SOURCES),
+        type=click.Choice(DEMAND_KINDS),
         default="declared",
         show_default=True,
         help="Traces: score each step with its declared demands, or with what it was measured to "
@@ -48,14 +48,14 @@ def run_options(func: F) -> F:
 
 
 @dataclass(frozen=True)
-class TraceInputs:
+class RunInputs:
     """The run records among the inputs: (path, kind) each, and the other inputs."""
 
     records: tuple[tuple[str, RunFormat], ...]
     others: tuple[str, ...]
 
     @classmethod
-    def split(cls, paths: Sequence[str]) -> TraceInputs:
+    def split(cls, paths: Sequence[str]) -> RunInputs:
         """Tell run records from suites by their content (directories expanded)."""
         records, others = [], []
         for path in input_files(paths):
@@ -107,7 +107,7 @@ def machine_for(ref: str | None, suites: Sequence[Suite]) -> Machine | None:
 
 
 def score_runs(
-    runs: TraceInputs,
+    runs: RunInputs,
     *,
     demand: str,
     machine: Machine | None,
@@ -120,7 +120,7 @@ def score_runs(
     for path, kind in runs.records:
         trace = read_run(path, kind, machine=machine, trace_id=trace_id)
         # click.Choice has checked the value against the Literal's members
-        row, _ = score_trace(trace, path, demand=cast(DemandSource, demand), time_limit=time_limit, seed=seed)
+        row, _ = score_trace(trace, path, demand=cast(DemandKind, demand), time_limit=time_limit, seed=seed)
         rows.append(row)
     if rows:
         note(

@@ -14,7 +14,7 @@ from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, Output, claim
-from peakopt.cli.runs import TraceInputs, machine_for, run_options, score_runs
+from peakopt.cli.runs import RunInputs, machine_for, run_options, score_runs
 from peakopt.cli.sampling import BOUND_LIMIT, RUN_LIMIT, check_sampling, execution, sampling_options
 from peakopt.cli.tables import (
     check_formats,
@@ -176,7 +176,7 @@ def score(
     Example: peakopt score trace.json
     """
     how = execution(ctx, execute, replay)
-    runs = TraceInputs.split(suite_paths)
+    runs = RunInputs.split(suite_paths)
     runs.check(machine_ref, trace_id)
     _check_runs(ctx, runs, schedules)
     check_sampling(ctx, samples, also_bounds=bool(runs.records))
@@ -218,7 +218,7 @@ def score(
     _count(rows, output)
 
 
-def _check_runs(ctx: click.Context, runs: TraceInputs, schedules: str | None) -> None:
+def _check_runs(ctx: click.Context, runs: RunInputs, schedules: str | None) -> None:
     """Usage errors: nothing to score, schedules without their suite, a trace given plan options."""
     if schedules is None and not runs.records:
         raise click.UsageError("give --schedules, or traces (peakopt run -o, OpenTelemetry JSON) as inputs")

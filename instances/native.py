@@ -35,6 +35,9 @@ def parse_document(
     """
     if isinstance(data, list):
         data = {"workflows": data}
+    run = run_record(data)
+    if run:
+        raise InputError(source, prefix, f"is {run}, not a workflow or a suite: score it with peakopt score")
     model: type[Suite] | type[Workflow]
     if isinstance(data, dict) and "tasks" in data:
         model = Workflow
@@ -54,6 +57,19 @@ def parse_document(
     except ValidationError as exc:
         raise from_validation(source, exc, data, prefix) from None
     return parsed if isinstance(parsed, Suite) else Suite(workflows=(parsed,))
+
+
+def run_record(data: Any) -> str | None:
+    """What run record a decoded document is — a peakopt trace, an OpenTelemetry export — or None.
+
+    ``peakopt score`` reads them (:mod:`peakopt.runtime.hindsight`); elsewhere a trace would
+    pass for a PeakBench context (it has ``steps``) and fail on a field, far from the point.
+    """
+    if isinstance(data, dict) and data.get("format") == "peakopt-trace":
+        return "a peakopt trace (peakopt run -o)"
+    if isinstance(data, dict) and "resourceSpans" in data:
+        return "an OpenTelemetry trace export (OTLP JSON)"
+    return None
 
 
 def parse_json(text: str, source: str | Path, *, cpu: str = "peak", rasc: bool = False) -> Suite:

@@ -1,1 +1,1 @@
-"""For agent runtimes: profiling real commands and the admission controller that runs real steps."""
+"""For agent runtimes: profiling real commands, the admission controller, traces scored as they ran."""

@@ -27,7 +27,7 @@ from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.rows import ScoreRow
 from peakopt.oracle.score import Violation
 from peakopt.oracle.scoring import with_efficiency
-from peakopt.runtime.trace import DemandSource, Trace, load_trace
+from peakopt.runtime.trace import DemandKind, Trace, load_trace
 
 #: The kinds of run record: a controller trace, an OpenTelemetry export.
 RunFormat = Literal["peakopt-trace", "otlp"]
@@ -97,7 +97,7 @@ def score_trace(
     trace: Trace,
     name: str,
     *,
-    demand: DemandSource = "declared",
+    demand: DemandKind = "declared",
     time_limit: float = 10.0,
     seed: int = 0,
 ) -> tuple[ScoreRow, SolveResult | None]:

@@ -35,8 +35,8 @@ StepStatus = Literal["ok", "failed", "skipped"]
 #: What happens when a step fails (see :class:`~peakopt.runtime.controller.Controller`).
 OnFailure = Literal["continue", "stop"]
 #: Which demands a trace is scored with: the declared ones, or what the steps were measured to use.
-DemandSource = Literal["declared", "measured"]
-DEMAND_SOURCES: tuple[DemandSource, ...] = ("declared", "measured")
+DemandKind = Literal["declared", "measured"]
+DEMAND_KINDS: tuple[DemandKind, ...] = ("declared", "measured")
 ON_FAILURE: tuple[OnFailure, ...] = ("continue", "stop")
 #: Decimal places of trace times (1 µs): exact for the oracle's integer arithmetic.
 PLACES = 6
@@ -114,7 +114,7 @@ class Trace(BaseModel):
         """The last end of a step that ran (0 when none did)."""
         return max((s.end or 0.0 for s in self.ran), default=0.0)
 
-    def realised(self, demand: DemandSource = "declared") -> tuple[Workflow, Schedule]:
+    def realised(self, demand: DemandKind = "declared") -> tuple[Workflow, Schedule]:
         """The workflow as it ran (actual durations) and the schedule of actual starts.
 
         Steps that never started are left out (no step that ran depends on one).

@@ -16,7 +16,8 @@ from strategies import machines, workflows
 from peakopt.instances import InputError
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.oracle import evaluate
-from peakopt.runtime.otlp import load_otlp, pick, read_spans, to_trace
+from peakopt.runtime.otlp import load_otlp, to_trace
+from peakopt.runtime.spans import pick, read_spans
 from peakopt.runtime.trace import Trace
 
 TRACE = "5b8efff798038103d269b633813fc60c"
@@ -212,6 +213,10 @@ def test_the_machine_given_replaces_the_exports_and_one_is_needed(tmp_path: Path
             export([{**tool("a", "x", 0.0, 1.0, 1, 1), "startTimeUnixNano": "soon"}], BOX),
             "startTimeUnixNano is not",
         ),
+        (
+            export([{**tool("a", "x", 0.0, 1.0, 1, 1), "endTimeUnixNano": "0"}], BOX),
+            "endTimeUnixNano is not a positive integer of nanoseconds",
+        ),
         (export([tool("a", "x", 2.0, 1.0, 1, 1)], BOX), "ends before it starts"),
         (
             export([tool("a", "x", 0.0, 1.0, "lots", 1)], BOX),
@@ -310,3 +315,12 @@ def test_a_run_written_as_otlp_reads_back_with_its_structure_starts_and_score(
     assert trace.machine == machine
     keep = ("valid", "makespan", "cva", "avoidable_cva", "safe", "mru", "resources")
     assert have.model_dump(include=set(keep)) == want.model_dump(include=set(keep))
+
+
+def test_other_commands_say_an_export_is_for_score(tmp_path: Path) -> None:
+    path = agent(tmp_path)
+    code, _, err = run("validate", str(path))
+    assert code == 1 and err.strip() == (
+        f"Error: {path}: is an OpenTelemetry trace export (OTLP JSON), not a workflow or a suite: "
+        "score it with peakopt score"
+    )

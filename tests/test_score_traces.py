@@ -188,3 +188,12 @@ def test_usage_errors_of_traces(tmp_path: Path, options: tuple[str, ...], messag
     inputs = [str(suite(tmp_path, TASKS))] if not options else [str(ran(tmp_path))]
     code, _, err = run("score", *inputs, *options)
     assert code == 2 and message in err
+
+
+def test_other_commands_say_a_trace_is_for_score(tmp_path: Path) -> None:
+    trace = ran(tmp_path)
+    code, _, err = run("solve", str(trace))
+    assert code == 1 and err.strip() == (
+        f"Error: {trace}: is a peakopt trace (peakopt run -o), not a workflow or a suite: "
+        "score it with peakopt score"
+    )

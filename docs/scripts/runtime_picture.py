@@ -9,6 +9,7 @@ its file, python blocks run, console commands run), and keeps the ``trace.png`` 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "runtime.md"
+SNIPPET = re.compile(r'^--8<-- "([^"]+)"\n?$', re.MULTILINE)
 
 
 def main() -> None:
@@ -31,7 +33,9 @@ def main() -> None:
                 continue
             language, _, attributes = token.info.partition(" ")
             if 'title="' in attributes:
-                (cwd / attributes.split('title="', 1)[1].split('"', 1)[0]).write_text(token.content)
+                # a snippet include (--8<-- "docs/examples/...") is written as the file it names
+                text = SNIPPET.sub(lambda m: (ROOT / m.group(1)).read_text(encoding="utf-8"), token.content)
+                (cwd / attributes.split('title="', 1)[1].split('"', 1)[0]).write_text(text)
             if language == "python":
                 subprocess.run([sys.executable, "-c", token.content], cwd=cwd, env=env, check=True)
             elif language == "console":
