@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.oracle.dispatch import admitted, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
-from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan
+from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
 from peakopt.runtime.steps import Step, StepOutcome, run_step
 from peakopt.runtime.trace import PLACES, OnFailure, ReplanRecord, StepRecord, Trace
 
@@ -123,6 +123,8 @@ class Controller:
         self.needs = [peak_needs(t, where, self.capacity) for t in workflow.tasks]
         self.index = workflow.index
         self.replan = replan
+        if replan is not None:
+            warm()
         # the run time each step is expected to take: declared, until a re-plan assumes longer
         self.planned = {t.id: t.length for t in workflow.tasks}
         self.replans: list[ReplanRecord] = []

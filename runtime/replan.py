@@ -37,7 +37,7 @@ REPLAN_PLACES = 3
 #: Default share by which a step may outrun its planned duration before the run re-plans.
 THRESHOLD = 0.25
 #: Default seconds a step may outrun its planned duration by on top of the threshold.
-GRACE = 0.05
+GRACE = 0.1
 #: Default time limit of one re-plan's solve (seconds).
 REPLAN_LIMIT = 0.2
 #: An overrun step is assumed to run this many times what it has run so far (doubling: the
@@ -140,6 +140,11 @@ def pins_at(workflow: Workflow, moment: Moment) -> tuple[Workflow, dict[str, flo
         nominal=rest, lengths=(tuple(lengths),), scales=((1.0,) * len(tasks),), places=REPLAN_PLACES
     )
     return scenario.workflow(0), fixed, release
+
+
+def warm() -> None:
+    """Load the solver now, so that a run's first re-plan does not pay for importing CP-SAT."""
+    import peakopt.solver  # noqa: F401  (here: only a run that may re-plan needs it)
 
 
 def replan(

@@ -130,7 +130,7 @@ def test_async_steps_re_plan_too_and_a_step_ten_times_late_re_plans_a_few_times(
         ),
     )
     steps = {"slow": sleeper(0.6), "x": sleeper(0.1), "y": sleeper(0.1)}
-    replan = Replan(threshold=0.0)  # the grace (50 ms) keeps the on-time steps from counting
+    replan = Replan(threshold=0.0)  # the grace (0.1 s) keeps the on-time steps from counting
     trace = run_workflow(workflow, BOX, online_policy("admission", workflow, BOX), steps, replan=replan)
     assert trace.status == "ok"
     assert trace.replans is not None
