@@ -14,7 +14,7 @@ from peakopt.models import Machine
 from peakopt.oracle import evaluate
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.policies import named_policy
-from peakopt.runtime.replan import GRACE, REPLAN_LIMIT, THRESHOLD, Replan
+from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
 from peakopt.runtime.steps import Step
 from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
 from peakopt.solver.heuristics import MethodError
@@ -93,7 +93,7 @@ def trace_verdict(trace: Trace, machine: Machine) -> str:
     type=Finite(0, 1e6),
     default=THRESHOLD,
     show_default=True,
-    help=f"Re-plan once a step has run (1 + this) × its planned duration, plus {GRACE:g} s.",
+    help=f"Re-plan once a step has run (1 + this) × its planned duration, plus {REPLAN_GRACE:g} s.",
 )
 @seed_option("Seed of the policy (seeded methods, the solver).")
 @click.option("-o", "--output", metavar="FILE", help=f"Write the trace (JSON). {REPLACES}")

@@ -37,7 +37,7 @@ REPLAN_PLACES = 3
 #: Default share by which a step may outrun its planned duration before the run re-plans.
 THRESHOLD = 0.25
 #: Default seconds a step may outrun its planned duration by on top of the threshold.
-GRACE = 0.1
+REPLAN_GRACE = 0.1
 #: Default time limit of one re-plan's solve (seconds).
 REPLAN_LIMIT = 0.2
 #: An overrun step is assumed to run this many times what it has run so far (doubling: the
@@ -64,7 +64,7 @@ class Replan:
     threshold: float = THRESHOLD
     time_limit: float = REPLAN_LIMIT
     seed: int = 0
-    grace: float = GRACE
+    grace: float = REPLAN_GRACE
 
     def __post_init__(self) -> None:
         for name in ("threshold", "grace"):
