@@ -149,6 +149,8 @@ class Controller:
                     await self._replan(state)
                 for task in sorted(done, key=lambda t: (t.result().ended, self.index[running[t]])):
                     self._finish(state, running.pop(task), task.result())
+                if state.failed and self.replan is not None and not state.stopping:
+                    await self._replan(state)  # the plan's order would wait for the skipped steps
         except BaseException:
             for task in running:
                 task.cancel()
@@ -186,7 +188,7 @@ class Controller:
         return max(0.0, min(at + due(self.planned[s]) for s, at in state.running.items()) - now)
 
     async def _replan(self, state: _State) -> None:
-        """Re-plan the rest if a step overran (in a thread: the steps' ends are still timed)."""
+        """Re-plan the rest if a step overran or failed (in a thread: the steps' ends are still timed)."""
         assert self.replan is not None
         now = time.monotonic() - state.t0
         due = self.replan.due
@@ -195,25 +197,27 @@ class Controller:
             for s, at in state.running.items()
             if now - at >= due(self.planned[s])
         }
-        if not overrun:  # a timer that fired a little early
+        failed, state.failed = state.failed, []
+        if not (overrun or failed):  # a timer that fired a little early
             return
         lengths = {s: max(self.planned[s], now - at) for s, at in state.running.items()}
         lengths.update({s: ran * OVERRUN_GUESS for s, (ran, _) in overrun.items()})
         ends = {s: r.end for s, r in state.records.items() if r.end is not None}
         moment = Moment(now, dict(state.starts), ends, lengths, frozenset(state.skipped))
+        why = ", ".join([f"{s} overran" for s in overrun] + [f"{s} failed" for s in failed])
         began = time.perf_counter()
         try:
             rest, result = await asyncio.to_thread(replan, self.workflow, self.machine, moment, self.replan)
         except PeakoptError as exc:
-            self.replans.append(record(now, overrun, began, exc))
+            self.replans.append(record(now, overrun, began, exc, failed))
             self.progress(f"{now:8.3f}s re-plan failed: {exc}")
         else:
-            entry = record(now, overrun, began, (rest, result))
+            entry = record(now, overrun, began, (rest, result), failed)
             self.replans.append(entry)
             if entry.plan is not None:
                 self.policy = RestOfPlan(self.workflow, self.machine, rest, result, state.starts)
                 self.progress(
-                    f"{now:8.3f}s re-plan ({', '.join(overrun)} overran): makespan {result.makespan:.3f} s, "
+                    f"{now:8.3f}s re-plan ({why}): makespan {result.makespan:.3f} s, "
                     f"{result.status}, in {entry.seconds * 1000:.0f} ms"
                 )
             else:
@@ -253,6 +257,7 @@ class Controller:
             state.stopping = True
         else:
             state.skip_after(step)
+            state.failed.append(step)
 
     def _stalled(self, state: _State) -> str:
         listed = ", ".join(repr(s) for s in state.ready[:5]) + (" ..." if len(state.ready) > 5 else "")
@@ -292,6 +297,7 @@ class _State:
         self.skipped: set[str] = set()
         self.free = [0.0] * resources
         self.stopping = False
+        self.failed: list[str] = []  # failed since the last re-plan
 
     def skip_after(self, failed: str) -> None:
         """Skip every step that depends on ``failed``, directly or not."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
@@ -207,12 +207,14 @@ def record(
     overrun: Mapping[str, tuple[float, float]],
     began: float,
     outcome: tuple[Workflow, SolveResult] | PeakoptError,
+    failed: Sequence[str] = (),
 ) -> ReplanRecord:
-    """The trace's record of one re-plan: when, why (each step's time so far and planned), how long, what."""
+    """The trace's record of one re-plan: when, why, how long, what."""
     reason = "; ".join(
-        f"{step!r} ran {ran:.3f} s, planned {planned:.3f} s" for step, (ran, planned) in overrun.items()
+        [f"{step!r} ran {ran:.3f} s, planned {planned:.3f} s" for step, (ran, planned) in overrun.items()]
+        + [f"{step!r} failed" for step in failed]
     )
-    when, steps, seconds = round(at, PLACES), tuple(overrun), round(time.perf_counter() - began, PLACES)
+    when, steps, seconds = round(at, PLACES), (*overrun, *failed), round(time.perf_counter() - began, PLACES)
     if isinstance(outcome, PeakoptError):
         return ReplanRecord(
             at=when, steps=steps, reason=reason, seconds=seconds, status="error", message=str(outcome)

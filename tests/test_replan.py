@@ -235,3 +235,26 @@ def test_peakopt_run_replan_writes_the_re_plans_into_the_trace(tmp_path: Path) -
         check_replan(entry, trace, BOX)
     assert run("run", str(path), "--replan", "--replan-threshold", "-1")[0] == 2
     assert run("run", str(path), "--replan", "--replan-limit", "0")[0] == 2
+
+
+def test_a_failure_re_plans_without_the_skipped_steps_so_the_plan_order_does_not_stall() -> None:
+    # the optimal order puts "b" (after "a") before "d": once "a" fails, "b" never becomes ready
+    workflow = Workflow(
+        id="w",
+        tasks=(
+            Task(id="a", duration=0.1, demand={"memory_mb": 6}, meta={"command": "exit 1"}),
+            Task(id="b", duration=0.1, demand={"memory_mb": 6}, depends_on=("a",), meta={"command": "true"}),
+            Task(id="c", duration=0.3, demand={"memory_mb": 6}, meta={"command": "sleep 0.3"}),
+            Task(id="d", duration=0.1, demand={"memory_mb": 6}, meta={"command": "true"}),
+        ),
+    )
+    trace = run_workflow(
+        workflow, BOX, named_policy("optimal", workflow, BOX), name="optimal", replan=Replan()
+    )
+    assert [s.status for s in trace.steps] == ["failed", "skipped", "ok", "ok"]
+    assert trace.replans
+    entry = trace.replans[0]
+    assert entry.steps == ("a",) and entry.reason == "'a' failed"
+    assert entry.plan is not None and "b" not in entry.plan
+    check_replan(entry, trace, BOX)
+    within(trace, BOX)
