@@ -7,13 +7,14 @@ import click
 from peakopt.cli.common import input_options
 from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import SECONDS, seconds_option, seed_option
+from peakopt.cli.options import SECONDS, Finite, seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine
 from peakopt.oracle import evaluate
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.policies import named_policy
+from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
 from peakopt.runtime.steps import Step
 from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
 from peakopt.solver.heuristics import MethodError
@@ -80,6 +81,20 @@ def trace_verdict(trace: Trace, machine: Machine) -> str:
     "--interval", type=SECONDS, default=0.1, show_default=True, help="Sampling interval of --measure (s)."
 )
 @seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s).")
+@click.option(
+    "--replan",
+    is_flag=True,
+    help="When a step runs longer than declared (past --replan-threshold), re-plan the rest around "
+    "what has run and go on in the new plan's order.",
+)
+@seconds_option("--replan-limit", REPLAN_LIMIT, "Solver time limit of each re-plan (s).")
+@click.option(
+    "--replan-threshold",
+    type=Finite(0, 1e6),
+    default=THRESHOLD,
+    show_default=True,
+    help=f"Re-plan once a step has run (1 + this) × its planned duration, plus {REPLAN_GRACE:g} s.",
+)
 @seed_option("Seed of the policy (seeded methods, the solver).")
 @click.option("-o", "--output", metavar="FILE", help=f"Write the trace (JSON). {REPLACES}")
 @click.option("--json", "as_json", is_flag=True, help="Print the trace on stdout.")
@@ -96,6 +111,9 @@ def run_command(
     measure: bool,
     interval: float,
     time_limit: float,
+    replan: bool,
+    replan_limit: float,
+    replan_threshold: float,
     seed: int,
     output: str | None,
     as_json: bool,
@@ -112,7 +130,9 @@ def run_command(
     step fails, what depends on it is skipped (--on-failure stop: nothing more
     starts) and the command exits 1 after writing the trace. Ctrl-C ends every
     running step's processes. Progress and the oracle's verdict on the trace
-    go to stderr.
+    go to stderr. With --replan, a step that overruns makes the controller
+    re-plan the rest (the started steps fixed, the others from now) within
+    --replan-limit; the trace records each re-plan.
 
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
@@ -141,6 +161,7 @@ def run_command(
         measure=measure,
         interval=interval,
         progress=note,
+        replan=Replan(replan_threshold, replan_limit, seed) if replan else None,
     )
     trace = run_interruptible(controller.run())
     text = trace_json(trace)
@@ -150,6 +171,9 @@ def run_command(
     if as_json:
         click.echo(text, nl=False)
     note(trace_verdict(trace, machine))
+    if trace.replans:
+        slowest = max(r.seconds for r in trace.replans)
+        note(f"{plural(len(trace.replans), 're-plan')}, the slowest in {slowest * 1000:.0f} ms")
     failed = [r for r in trace.steps if r.status == "failed"]
     if failed:
         skipped = sum(r.status == "skipped" for r in trace.steps)

@@ -7,6 +7,7 @@ from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.exact import TOLERANCE, same_time
 from peakopt.oracle.metrics import Measured, cva_floor, gaps, measure
 from peakopt.oracle.parse import parse_response, parse_starts
+from peakopt.oracle.pins import broken_pins
 from peakopt.oracle.planning import PlanScore, plan_score
 from peakopt.oracle.references import ReferenceError, check_references
 from peakopt.oracle.replay import replay
@@ -38,6 +39,7 @@ __all__ = [
     "Violation",
     "aggregate",
     "aggregate_plans",
+    "broken_pins",
     "check_references",
     "correlate",
     "cva_floor",

@@ -16,6 +16,10 @@ or not, are skipped and the others go on; with ``"stop"``, no further step start
 ones finish, and the rest are skipped. Cancelling the run (Ctrl-C) ends every running step's
 process tree before the cancellation goes through.
 
+With ``replan`` (a :class:`~peakopt.runtime.replan.Replan`), a step that runs longer than
+planned by more than its threshold makes the controller re-plan the rest around what has run
+and go on in the new plan's order (:mod:`peakopt.runtime.replan`); the guard holds either way.
+
 The result is a :class:`~peakopt.runtime.trace.Trace`.
 """
 
@@ -29,8 +33,9 @@ from collections.abc import Callable, Mapping
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.oracle.dispatch import admitted, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
+from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
 from peakopt.runtime.steps import Step, StepOutcome, run_step
-from peakopt.runtime.trace import PLACES, OnFailure, StepRecord, Trace
+from peakopt.runtime.trace import PLACES, OnFailure, ReplanRecord, StepRecord, Trace
 
 #: Where a step's command is found in the workflow: ``task.meta["command"]``.
 COMMAND_KEY = "command"
@@ -89,7 +94,9 @@ class Controller:
     measure, interval
         Sample each subprocess's tree every ``interval`` seconds and record its usage.
     progress
-        Called with one line per event (a step started or ended).
+        Called with one line per event (a step started or ended, a re-plan).
+    replan
+        Re-plan when a step overruns (see :mod:`peakopt.runtime.replan`); None never re-plans.
     """
 
     def __init__(
@@ -105,6 +112,7 @@ class Controller:
         measure: bool = False,
         interval: float = 0.1,
         progress: Callable[[str], None] | None = None,
+        replan: Replan | None = None,
     ) -> None:
         self.workflow, self.machine, self.policy, self.name = workflow, machine, policy, name
         self.steps = commands(workflow, steps)
@@ -114,6 +122,12 @@ class Controller:
         where = {r: k for k, r in enumerate(self.resources)}
         self.needs = [peak_needs(t, where, self.capacity) for t in workflow.tasks]
         self.index = workflow.index
+        self.replan = replan
+        if replan is not None:
+            warm()
+        # the run time each step is expected to take: declared, until a re-plan assumes longer
+        self.planned = {t.id: t.length for t in workflow.tasks}
+        self.replans: list[ReplanRecord] = []
 
     async def run(self) -> Trace:
         """Run every step (see the module docstring); cancelling ends the running steps' processes first."""
@@ -129,9 +143,14 @@ class Controller:
                     if state.ready and not state.stopping:
                         raise ControllerError(self._stalled(state))
                     break
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                timeout = self._until_overrun(state)
+                done, _ = await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if not done:
+                    await self._replan(state)
                 for task in sorted(done, key=lambda t: (t.result().ended, self.index[running[t]])):
                     self._finish(state, running.pop(task), task.result())
+                if state.failed and self.replan is not None and not state.stopping:
+                    await self._replan(state)  # the plan's order would wait for the skipped steps
         except BaseException:
             for task in running:
                 task.cancel()
@@ -159,6 +178,53 @@ class Controller:
             self.progress(f"{now:8.3f}s start {step}")
             work = run_step(self.steps[step], measure=self.measure, interval=self.interval)
             running[asyncio.create_task(work)] = step
+
+    def _until_overrun(self, state: _State) -> float | None:
+        """Seconds until the first running step overruns (None: no re-planning, or nothing can)."""
+        if self.replan is None or state.stopping:
+            return None
+        now = time.monotonic() - state.t0
+        due = self.replan.due
+        return max(0.0, min(at + due(self.planned[s]) for s, at in state.running.items()) - now)
+
+    async def _replan(self, state: _State) -> None:
+        """Re-plan the rest if a step overran or failed (in a thread: the steps' ends are still timed)."""
+        assert self.replan is not None
+        now = time.monotonic() - state.t0
+        due = self.replan.due
+        overrun = {
+            s: (now - at, self.planned[s])
+            for s, at in state.running.items()
+            if now - at >= due(self.planned[s])
+        }
+        failed, state.failed = state.failed, []
+        if not (overrun or failed):  # a timer that fired a little early
+            return
+        lengths = {s: max(self.planned[s], now - at) for s, at in state.running.items()}
+        lengths.update({s: ran * OVERRUN_GUESS for s, (ran, _) in overrun.items()})
+        ends = {s: r.end for s, r in state.records.items() if r.end is not None}
+        moment = Moment(now, dict(state.starts), ends, lengths, frozenset(state.skipped))
+        why = ", ".join([f"{s} overran" for s in overrun] + [f"{s} failed" for s in failed])
+        began = time.perf_counter()
+        try:
+            rest, result = await asyncio.to_thread(replan, self.workflow, self.machine, moment, self.replan)
+        except PeakoptError as exc:
+            self.replans.append(record(now, overrun, began, exc, failed))
+            self.progress(f"{now:8.3f}s re-plan failed: {exc}")
+        else:
+            entry = record(now, overrun, began, (rest, result), failed)
+            self.replans.append(entry)
+            if entry.plan is not None:
+                self.policy = RestOfPlan(self.workflow, self.machine, rest, result, state.starts)
+                self.progress(
+                    f"{now:8.3f}s re-plan ({why}): makespan {result.makespan:.3f} s, "
+                    f"{result.status}, in {entry.seconds * 1000:.0f} ms"
+                )
+            else:
+                self.progress(f"{now:8.3f}s re-plan failed: {result.message}")
+        # the overrun steps are expected to run longer now (their next overrun is measured from that)
+        for step in overrun:
+            self.planned[step] = lengths[step]
 
     def _finish(self, state: _State, step: str, outcome: StepOutcome) -> None:
         j = self.index[step]
@@ -191,6 +257,7 @@ class Controller:
             state.stopping = True
         else:
             state.skip_after(step)
+            state.failed.append(step)
 
     def _stalled(self, state: _State) -> str:
         listed = ", ".join(repr(s) for s in state.ready[:5]) + (" ..." if len(state.ready) > 5 else "")
@@ -209,6 +276,7 @@ class Controller:
             started_at=wall,
             status="ok" if all(r.status == "ok" for r in records) else "failed",
             steps=tuple(records),
+            replans=None if self.replan is None else tuple(self.replans),
         )
 
 
@@ -229,6 +297,7 @@ class _State:
         self.skipped: set[str] = set()
         self.free = [0.0] * resources
         self.stopping = False
+        self.failed: list[str] = []  # failed since the last re-plan
 
     def skip_after(self, failed: str) -> None:
         """Skip every step that depends on ``failed``, directly or not."""

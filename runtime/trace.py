@@ -7,7 +7,10 @@ A trace is one JSON document (``peakopt run -o trace.json``; see ``docs/formats.
      "started_at": "2026-12-01T17:40:00.123456+00:00", "status": "ok",
      "steps": [{"id": "fetch", "status": "ok", "start": 0.0, "end": 0.31,
                 "exit_code": 0, "pid": 4242, "usage": {"cpu_avg": 0.4, "cpu_peak": 0.9,
-                "memory_peak_mb": 212.0}}, ...]}
+                "memory_peak_mb": 212.0}}, ...],
+     "replans": [{"at": 1.5, "steps": ["fetch"], "reason": "...", "seconds": 0.012,
+                  "status": "optimal", "makespan": 4.2, "plan": {"fetch": 0.0, ...},
+                  "assumed": {"fetch": 3.0}}]}
 
 Times are seconds since the run started on a monotonic clock (``started_at`` is the wall clock
 then). The workflow and machine are the ones the run was controlled with, so the trace can be
@@ -88,8 +91,53 @@ class StepRecord(BaseModel):
     error: str | None = None
 
 
+class ReplanRecord(BaseModel):
+    """One re-plan of a run (``peakopt run --replan``; see :mod:`peakopt.runtime.replan`).
+
+    Parameters
+    ----------
+    at
+        When it began, in seconds since the run started.
+    steps
+        The steps whose overrun set it off.
+    reason
+        Why, in words: each such step's time so far against its planned duration.
+    seconds
+        How long it took (wall time: the rest's problem, the solve, the oracle's check).
+    status
+        The solve's status (``optimal``, ``feasible``), or ``error`` (the run went on in the
+        order it had).
+    makespan
+        The new plan's makespan, in seconds since the run started.
+    plan
+        The new plan: every step left to run -> its start (the steps that had started at
+        theirs, rounded up to the millisecond; the others from ``at`` on).
+    assumed
+        The run time the plan assumed for each step that had started: the actual one if it
+        had ended, else at least its time so far (see :mod:`peakopt.runtime.replan`).
+    message
+        The solver's note, or the error.
+    """
+
+    model_config = FROZEN
+
+    at: Seconds
+    steps: tuple[str, ...]
+    reason: str
+    seconds: Seconds
+    status: Literal["optimal", "feasible", "error"]
+    makespan: Seconds | None = None
+    plan: dict[str, Seconds] | None = None
+    assumed: dict[str, Seconds] | None = None
+    message: str | None = None
+
+
 class Trace(BaseModel):
-    """A controlled run (see the module docstring)."""
+    """A controlled run (see the module docstring).
+
+    ``replans`` is there only for a run that could re-plan (empty when no step overran):
+    traces without it, from before re-planning or from a run without it, read as they did.
+    """
 
     model_config = FROZEN
 
@@ -103,6 +151,7 @@ class Trace(BaseModel):
     started_at: str
     status: Literal["ok", "failed"]
     steps: tuple[StepRecord, ...]
+    replans: tuple[ReplanRecord, ...] | None = None
 
     @property
     def ran(self) -> tuple[StepRecord, ...]:

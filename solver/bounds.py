@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import TypeVar
 
 from peakopt.models import Machine, Workflow
 from peakopt.models.workflow import longest_chains
@@ -11,15 +13,42 @@ from peakopt.oracle.exact import fraction
 from peakopt.solver.conflicts import Node
 from peakopt.solver.scaling import IntegerProblem
 
+#: Ticks or exact seconds.
+N = TypeVar("N", int, Fraction)
+
 
 def heads(problem: IntegerProblem) -> list[int]:
-    """Earliest start of each task, from precedences alone (ticks)."""
+    """Earliest start of each task, from precedences and release times (ticks)."""
+    if problem.pinned:
+        return chains_from(problem, problem.length, list(problem.release))
     return longest_chains(problem.order, problem.preds, problem.length, 0)[0]
+
+
+def chains_from(problem: IntegerProblem, length: Sequence[N], head: list[N]) -> list[N]:
+    """Earliest starts from ``head`` (each task's own earliest) and the precedences, in ``length``'s unit."""
+    for j in problem.order:
+        for i in problem.preds[j]:
+            head[j] = max(head[j], head[i] + length[i])
+    return head
 
 
 def tails(problem: IntegerProblem) -> list[int]:
     """Shortest time that must follow each task's end, from precedences alone (ticks)."""
     return longest_chains(problem.order, problem.preds, problem.length, 0)[1]
+
+
+def windows(problem: IntegerProblem, horizon: int) -> list[tuple[int, int]]:
+    """Earliest and latest start of each task in a schedule ending by ``horizon`` (ticks).
+
+    From precedences and release times (never latest < earliest: a horizon too short is
+    the makespan's constraint to refuse); a fixed task's window is its fixed tick alone.
+    """
+    head, tail = heads(problem), tails(problem)
+    fixed = problem.fixed or (None,) * problem.size
+    return [
+        (at, at) if at is not None else (head[i], max(head[i], horizon - problem.length[i] - tail[i]))
+        for i, at in enumerate(fixed)
+    ]
 
 
 def critical_path(problem: IntegerProblem) -> int:

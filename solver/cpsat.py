@@ -15,7 +15,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.bounds import heads, tails
+from peakopt.solver.bounds import windows
 from peakopt.solver.conflicts import ConflictStructure, Node
 from peakopt.solver.scaling import IntegerProblem
 
@@ -76,12 +76,8 @@ class Model:
 
 
 def variables(model: cp_model.CpModel, problem: IntegerProblem, horizon: int) -> list[cp_model.IntVar]:
-    """Start of each task, within its precedence window under ``horizon``."""
-    head, tail = heads(problem), tails(problem)
-    return [
-        model.new_int_var(head[i], max(head[i], horizon - problem.length[i] - tail[i]), f"s{i}")
-        for i in range(problem.size)
-    ]
+    """Start of each task, within its window under ``horizon`` (precedences, release, fixed)."""
+    return [model.new_int_var(lo, hi, f"s{i}") for i, (lo, hi) in enumerate(windows(problem, horizon))]
 
 
 def piece_intervals(

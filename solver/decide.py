@@ -79,9 +79,11 @@ def attempt(
 def usable(problem: IntegerProblem, provers: tuple[Prover, ...]) -> tuple[Prover, ...]:
     """The provers worth running on ``problem``: the mirrored one only on coarse time grids.
 
-    At least the forward one, so that the destructive step always has a search.
+    At least the forward one, so that the destructive step always has a search. Not the
+    mirrored one with pins: a release time mirrored is a deadline, which the mirror lacks.
     """
-    return tuple(p for p in provers if problem.coarse or p == "forward") or ("forward",)
+    mirrored = problem.coarse and not problem.pinned
+    return tuple(p for p in provers if mirrored or p == "forward") or ("forward",)
 
 
 def starts_of(run: Attempt, status: cp_model.CpSolverStatus) -> list[int] | None:

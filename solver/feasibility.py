@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
 from peakopt.models import Schedule, Workflow
@@ -23,13 +23,29 @@ def feasible(problem: IntegerProblem, starts: Sequence[int]) -> bool:
     """
     if len(starts) != problem.size or any(s < 0 for s in starts):
         return False
+    if problem.pinned and not keeps_pins(problem, starts):
+        return False
     for j, preds in enumerate(problem.preds):
         if any(starts[j] < starts[i] + problem.length[i] for i in preds):
             return False
+    return overflow(problem, starts, range(problem.size)) is None
+
+
+def keeps_pins(problem: IntegerProblem, starts: Sequence[int]) -> bool:
+    """Whether integer starts keep the problem's fixed starts and release times."""
+    fixed = problem.fixed or (None,) * problem.size
+    return all(
+        s >= r and (at is None or s == at) for s, r, at in zip(starts, problem.release, fixed, strict=True)
+    )
+
+
+def overflow(problem: IntegerProblem, starts: Sequence[int], tasks: Iterable[int]) -> tuple[int, int] | None:
+    """The first (resource index, tick) where ``tasks`` at ``starts`` exceed a capacity, or None."""
+    chosen = list(tasks)
     for m, cap in enumerate(problem.capacity):
         changes: dict[int, int] = {}
-        for i, pieces in enumerate(problem.pieces):
-            for p in pieces:
+        for i in chosen:
+            for p in problem.pieces[i]:
                 if p.demand[m]:
                     begin = starts[i] + p.offset
                     changes[begin] = changes.get(begin, 0) + p.demand[m]
@@ -38,8 +54,8 @@ def feasible(problem: IntegerProblem, starts: Sequence[int]) -> bool:
         for time in sorted(changes):
             load += changes[time]
             if load > cap:
-                return False
-    return True
+                return m, time
+    return None
 
 
 def to_ticks(problem: IntegerProblem, schedule: Schedule, tick: Fraction | None = None) -> list[int] | None:
@@ -57,12 +73,47 @@ def to_ticks(problem: IntegerProblem, schedule: Schedule, tick: Fraction | None 
 
 
 def serial(problem: IntegerProblem, order: Sequence[int]) -> list[int]:
-    """Tasks one after another in ``order`` (a topological order): always feasible."""
+    """Tasks one after another in ``order`` (a topological order): always feasible.
+
+    With fixed starts or release times, :func:`around_pins` in that order instead.
+    """
+    if problem.pinned:
+        return around_pins(problem, order)
     starts = [0] * problem.size
     clock = 0
     for i in order:
         starts[i] = clock
         clock += problem.length[i]
+    return starts
+
+
+def around_pins(problem: IntegerProblem, order: Sequence[int]) -> list[int]:
+    """Serial schedule generation around the pins: fixed tasks where fixed, the others in ``order``.
+
+    Each other task (``order`` is topological) starts at the earliest tick from its release
+    and its predecessors' ends where each of its pieces fits the load of the tasks already
+    placed. It always finds one (demands are clamped, so after every placed task it fits), so
+    the schedule is feasible whenever the fixed tasks are (:func:`peakopt.solver.pins.pin`
+    checks that they fit together and keep their precedences).
+    """
+    fixed = problem.fixed or (None,) * problem.size
+    starts = [0] * problem.size
+    placed: list[int] = []
+    for i, at in enumerate(fixed):
+        if at is not None:
+            starts[i] = at
+            placed.append(i)
+    for i in order:
+        if fixed[i] is not None:
+            continue
+        earliest = max([problem.release[i], *(starts[p] + problem.length[p] for p in problem.preds[i])])
+        ends = {starts[j] + q.offset + q.size for j in placed for q in problem.pieces[j]}
+        candidates = sorted({earliest} | {e - p.offset for e in ends for p in problem.pieces[i]})
+        for t in candidates:
+            starts[i] = t
+            if t >= earliest and overflow(problem, starts, [*placed, i]) is None:
+                break
+        placed.append(i)
     return starts
 
 

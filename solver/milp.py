@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from peakopt.models import PeakoptError
 from peakopt.solver.backends import Limits, Outcome, Request
-from peakopt.solver.bounds import heads, tails
+from peakopt.solver.bounds import windows
 from peakopt.solver.feasibility import end, feasible
 from peakopt.solver.scaling import IntegerProblem
 
@@ -30,12 +30,9 @@ class MilpTooLarge(PeakoptError):
     """The time-indexed MILP would be too large for this instance."""
 
 
-def windows(problem: IntegerProblem, horizon: int) -> list[range]:
-    """Possible start ticks of each task under ``horizon``."""
-    head, tail = heads(problem), tails(problem)
-    return [
-        range(head[i], max(head[i], horizon - problem.length[i] - tail[i]) + 1) for i in range(problem.size)
-    ]
+def start_ticks(problem: IntegerProblem, horizon: int) -> list[range]:
+    """Possible start ticks of each task under ``horizon`` (precedences, release, fixed)."""
+    return [range(lo, hi + 1) for lo, hi in windows(problem, horizon)]
 
 
 def _load_rows(
@@ -62,7 +59,7 @@ def build(
     """The time-indexed model and each task's start as an expression."""
     import pulp  # here: every solve imports this module, and only the milp backend needs PuLP
 
-    starts = windows(problem, horizon)
+    starts = start_ticks(problem, horizon)
     lp = pulp.LpProblem("peakopt", pulp.LpMinimize)
     x = {(i, t): lp.add_variable(f"x_{i}_{t}", cat="Binary") for i in range(problem.size) for t in starts[i]}
     makespan = lp.add_variable("makespan", lowBound=lower, upBound=horizon)

@@ -73,6 +73,11 @@ class IntegerProblem:
         Whether the durations, at least, are exact in ticks.
     note
         What was rounded, and by how much, when not exact.
+    release
+        Per task, the earliest tick it may start (empty: every task from 0).
+    fixed
+        Per task, the tick it must start at, or None (empty: none fixed); a fixed task's
+        release is that tick too (see :mod:`peakopt.solver.pins`).
     """
 
     ids: tuple[str, ...]
@@ -87,11 +92,18 @@ class IntegerProblem:
     exact: bool
     time_exact: bool = True
     note: str = ""
+    release: tuple[int, ...] = ()
+    fixed: tuple[int | None, ...] = ()
 
     @property
     def size(self) -> int:
         """Number of tasks."""
         return len(self.ids)
+
+    @property
+    def pinned(self) -> bool:
+        """Whether some task has a release time or a fixed start."""
+        return bool(self.release)
 
     @property
     def coarse(self) -> bool:
@@ -177,17 +189,20 @@ def _scale_resource(workflow: Workflow, capacity: float, resource: str, horizon:
     return _Scaled(ROUNDED_STEPS, unit, scaled, False)
 
 
-def _boundaries(workflow: Workflow, exact: bool) -> tuple[Fraction, list[list[Fraction]], bool]:
+def _boundaries(
+    workflow: Workflow, exact: bool, times: Sequence[float]
+) -> tuple[Fraction, list[list[Fraction]], bool]:
     """The tick and, per task, its segment boundaries in ticks (integers when the tick is exact).
 
     The exact tick is tried only when ``exact``, and kept when its horizon
     is at most :data:`MAX_HORIZON`; otherwise a power of ten (:func:`rounded_tick`).
+    ``times`` (fixed starts, release times) must fall on the exact tick too.
     """
     durations = [s.duration for t in workflow.tasks for s in t.segments]
-    found = exact_scale(durations, MAX_HORIZON) if exact else None
+    found = exact_scale([*durations, *times], MAX_HORIZON) if exact else None
     if found is not None:
         tick, ints = found
-        steps = iter(Fraction(n) for n in ints)
+        steps = iter(Fraction(n) for n in ints[: len(durations)])
     else:
         tick = rounded_tick(sum((fraction(d) for d in durations), Fraction(0)))
         steps = iter(fraction(d) / tick for d in durations)
@@ -199,7 +214,7 @@ def _boundaries(workflow: Workflow, exact: bool) -> tuple[Fraction, list[list[Fr
 
 
 def _grids(
-    workflow: Workflow, machine: Machine, resources: tuple[str, ...], up: bool
+    workflow: Workflow, machine: Machine, resources: tuple[str, ...], up: bool, times: Sequence[float]
 ) -> tuple[Fraction, list[list[Fraction]], bool, list[_Scaled]]:
     """Tick, boundaries and resources, as exact as the limits allow.
 
@@ -210,8 +225,10 @@ def _grids(
     """
 
     def attempt(exact_time: bool) -> tuple[Fraction, list[list[Fraction]], bool, list[_Scaled]]:
-        tick, bounds, time_exact = _boundaries(workflow, exact_time)
-        horizon = sum(math.ceil(row[-1]) for row in bounds)
+        tick, bounds, time_exact = _boundaries(workflow, exact_time, times)
+        # a schedule may wait for the latest fixed start or release before running everything
+        late = max((math.ceil(fraction(t) / tick) for t in times), default=0)
+        horizon = late + sum(math.ceil(row[-1]) for row in bounds)
         return (
             tick,
             bounds,
@@ -274,7 +291,9 @@ def _note(tick: Fraction, time_exact: bool, rounded: list[tuple[str, Fraction]])
     return "; ".join(notes)
 
 
-def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> IntegerProblem:
+def scale(
+    workflow: Workflow, machine: Machine, *, relaxed: bool = False, times: Sequence[float] = ()
+) -> IntegerProblem:
     """The integer problem of ``workflow`` on ``machine``: clamped, scaled, conservative.
 
     Parameters
@@ -288,6 +307,9 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Int
         then maps to a schedule of this problem no longer than it (start
         ``s`` at tick ``floor(s / tick)``), so its lower bounds, in ticks
         times the tick, are lower bounds of the real problem.
+    times
+        Instants (seconds) the exact time grid must hold as well: the fixed starts and
+        release times of a re-plan (:func:`peakopt.solver.pins.pin` sets them on the problem).
 
     Returns
     -------
@@ -298,7 +320,7 @@ def scale(workflow: Workflow, machine: Machine, *, relaxed: bool = False) -> Int
         problem is safe in reality.
     """
     resources = tuple(r for r in machine.capacity if r in workflow.resources)
-    tick, bounds, time_exact, scaled = _grids(workflow, machine, resources, not relaxed)
+    tick, bounds, time_exact, scaled = _grids(workflow, machine, resources, not relaxed, times)
     lengths, pieces = [], []
     for i, row in enumerate(bounds):
         segs = [tuple(s.demands[i][k] for s in scaled) for k in range(len(row) - 1)]

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash, nominal_hash
-from peakopt.oracle import Score, cva_floor, evaluate, measure, same_time
+from peakopt.oracle import Score, broken_pins, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
@@ -20,6 +20,7 @@ from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import milp
+from peakopt.solver.pins import Pins, by_start, check_pins, pin, release_bound
 from peakopt.solver.scaling import IntegerProblem, as_instance, scale
 from peakopt.solver.search import MIN_PHASE, cpsat
 
@@ -57,6 +58,9 @@ def _start(
         return serial(problem, problem.order)
     schedule = hint if hint is not None else initial_schedule(workflow, machine, seed)
     ticks = to_ticks(problem, schedule)
+    if ticks is None and problem.pinned:
+        # the heuristics know no pins: their order, placed around the pins
+        return serial(problem, by_start(problem, schedule))
     if ticks is None and not problem.exact:
         # real starts seldom fit rounded-up durations; the heuristics on the integers do
         flow, box = as_instance(problem)
@@ -76,6 +80,8 @@ def solve(
     gap_limit: float = 0.0,
     progress: SolveProgress | None = None,
     options: CpsatOptions | None = None,
+    fixed: Mapping[str, float] | None = None,
+    release: Mapping[str, float] | None = None,
 ) -> SolveResult:
     """The minimum makespan among safe schedules (avoidable cva 0), proven or bounded.
 
@@ -106,6 +112,14 @@ def solve(
         Called with (incumbent, bound) in seconds whenever either improves.
     options
         Model and search switches, for measurements; the defaults are the best measured.
+    fixed
+        Re-planning: step id -> the start (seconds) it keeps, for the steps already started
+        (the workflow gives their actual durations, or at least their time so far). Their
+        predecessors must be fixed too, and end by then. The starts must fall on the solver's
+        exact time grid (they are part of it unless the grid had to be rounded).
+    release
+        Re-planning: step id -> the earliest start (seconds) of a step not started yet (rounded
+        up to the time grid). The result's params record both; see ``docs/solver.md``.
 
     Returns
     -------
@@ -116,12 +130,15 @@ def solve(
     ------
     ValueError
         On a non-positive time limit or worker count, a gap limit outside [0, 1), an unknown backend.
+    peakopt.solver.pins.PinError
+        On fixed starts or release times no schedule keeps (see :func:`~peakopt.solver.pins.check_pins`).
     peakopt.solver.milp.MilpTooLarge
         When the MILP backend is asked for an instance too large for it.
     """
     _check_arguments(time_limit, workers, gap_limit, backend)
+    pins = check_pins(workflow, fixed, release)
     began = time.perf_counter()
-    problem = scale(workflow, machine)
+    problem = pin(scale(workflow, machine, times=pins.times), pins, workflow.id)
     cliques = greedy_cliques(problem)
     initial = _start(problem, workflow, machine, hint, seed)
     limits = Limits(time_limit, workers, seed, gap_limit)
@@ -146,8 +163,10 @@ def solve(
         "seed": seed,
         "gap_limit": gap_limit,
         "phases": outcome.phases,
+        **pins.params(),
     }
-    return _result(workflow, machine, problem, outcome, relaxed, backend, params, time.perf_counter() - began)
+    seconds = time.perf_counter() - began
+    return _result(workflow, machine, problem, outcome, relaxed, backend, params, seconds, pins)
 
 
 def _search(
@@ -209,12 +228,13 @@ def _real(
     problem: IntegerProblem,
     ticks: list[int],
     relaxed: _Relaxation | None,
+    pins: Pins,
 ) -> tuple[dict[str, float], Score]:
     """The schedule in seconds and the oracle's score of it, in real time and units.
 
     On rounded data the schedule compressed in real time
     (:func:`~peakopt.solver.feasibility.left_justified`), and so compressed the
-    relaxation's, replace it when the oracle finds them safe and shorter.
+    relaxation's, replace it when the oracle finds them safe, shorter and keeping the pins.
     """
     schedules = [to_seconds(problem, ticks)]
     if not problem.time_exact:
@@ -223,10 +243,10 @@ def _real(
         schedules.append(left_justified(workflow, relaxed.problem, relaxed.starts))
     best = None
     for starts in schedules:
-        score = evaluate(
-            workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
-        )
-        if best is None or (score.valid and score.safe and score.makespan < best[1].makespan):
+        schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
+        score = evaluate(workflow, machine, schedule)
+        kept = not broken_pins(schedule, pins.fixed, pins.release)
+        if best is None or (score.valid and score.safe and kept and score.makespan < best[1].makespan):
             best = (starts, score)
     assert best is not None
     return best
@@ -241,6 +261,7 @@ def _result(
     backend: str,
     params: dict[str, object],
     seconds: float,
+    pins: Pins,
 ) -> SolveResult:
     """The outcome as the oracle judges its real starts: the figures are those, in real units.
 
@@ -262,7 +283,7 @@ def _result(
             workflow_hash=nominal_hash(workflow),
             machine_hash=content_hash(machine),
         )
-    starts, score = _real(workflow, machine, problem, outcome.starts, relaxed)
+    starts, score = _real(workflow, machine, problem, outcome.starts, relaxed, pins)
     makespan = score.makespan
     if problem.exact:
         lower = outcome.bound * problem.tick
@@ -270,6 +291,8 @@ def _result(
         agrees = same_time(makespan, problem.seconds(outcome.makespan))
     else:
         lower = relaxed.bound if relaxed is not None else real_lower_bound(workflow, machine)
+        if pins:
+            lower = max(lower, release_bound(problem, real_lengths(workflow), pins))
         ends = (fraction(starts[t]) + d for t, d in zip(problem.ids, real_lengths(workflow), strict=True))
         proven = max(ends, default=Fraction(0)) <= lower
         agrees = makespan <= problem.seconds(outcome.makespan)  # rounding up only lengthens
@@ -283,11 +306,14 @@ def _result(
     if not math.isfinite(floor):  # e.g. a demand of 1e300 on a capacity of 1e-300
         floor = sys.float_info.max
         message = "; ".join(filter(None, [message, "cva floor past the largest float, reported as it"]))
-    if not (score.valid and score.safe and agrees):
+    broken = broken_pins(
+        Schedule(workflow=workflow.id, machine=machine.name, starts=starts), pins.fixed, pins.release
+    )
+    if not (score.valid and score.safe and agrees and not broken):
         status, message = (
             "error",
             "internal error: the oracle rejects the schedule: "
-            + "; ".join([*score.reasons, f"avoidable cva {score.avoidable_cva:g}"]),
+            + "; ".join([*score.reasons, *broken, f"avoidable cva {score.avoidable_cva:g}"]),
         )
     return SolveResult(
         workflow=workflow.id,

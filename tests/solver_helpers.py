@@ -8,6 +8,13 @@ from hypothesis import strategies as st
 
 from peakopt.models import Machine, SolveResult, Task, Workflow
 from peakopt.oracle import evaluate
+from peakopt.solver.backends import Limits, Outcome
+from peakopt.solver.conflicts import conflict_structure
+from peakopt.solver.cpsat import CpsatOptions
+from peakopt.solver.feasibility import serial
+from peakopt.solver.milp import solve_milp
+from peakopt.solver.scaling import IntegerProblem
+from peakopt.solver.search import search
 
 TINY_RESOURCES = ("cpu", "mem")
 
@@ -41,6 +48,18 @@ def tiny_instances(draw: st.DrawFn, max_tasks: int = 5, halves: bool = False) ->
     if not capacity:
         capacity = {"cpu": 3 * step}
     return Workflow(id="w", tasks=draw(st.permutations(tasks))), Machine(name="m", capacity=capacity)
+
+
+def both_searches(problem: IntegerProblem) -> tuple[Outcome, Outcome]:
+    """CP-SAT's and the MILP's proven optima, each from the serial schedule and a zero bound.
+
+    Neither can stop before solving (``solve()`` would return a schedule that meets a bound).
+    """
+    initial = serial(problem, problem.order)
+    limits = Limits(time_limit=60, workers=1, seed=0)
+    found = conflict_structure(problem)
+    exact = search(problem, initial=initial, lower=0, found=found, limits=limits, options=CpsatOptions())
+    return exact, solve_milp(problem, initial=initial, lower=0, limits=limits)
 
 
 def assert_safe(result: SolveResult, workflow: Workflow, machine: Machine) -> None:

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from solver_helpers import assert_safe, tiny_instances
+from solver_helpers import assert_safe, both_searches, tiny_instances
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
-from peakopt.solver.backends import Limits, Outcome
-from peakopt.solver.conflicts import conflict_structure
-from peakopt.solver.cpsat import CpsatOptions
-from peakopt.solver.feasibility import serial, to_seconds
-from peakopt.solver.milp import MilpTooLarge, solve_milp
+from peakopt.solver.backends import Outcome
+from peakopt.solver.feasibility import to_seconds
+from peakopt.solver.milp import MilpTooLarge
 from peakopt.solver.scaling import IntegerProblem, scale
-from peakopt.solver.search import search
 
 
 def _judge(workflow: Workflow, machine: Machine, problem: IntegerProblem, outcome: Outcome) -> float:
@@ -31,21 +28,9 @@ def _judge(workflow: Workflow, machine: Machine, problem: IntegerProblem, outcom
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(tiny_instances())
 def test_cpsat_and_milp_agree_on_the_optimum(instance: tuple[Workflow, Machine]) -> None:
-    # both searches start from the serial schedule and a zero bound, so neither
-    # can stop before solving (solve() would return a schedule that meets a bound)
     workflow, machine = instance
     problem = scale(workflow, machine)
-    initial = serial(problem, problem.order)
-    limits = Limits(time_limit=60, workers=1, seed=0)
-    exact = search(
-        problem,
-        initial=initial,
-        lower=0,
-        found=conflict_structure(problem),
-        limits=limits,
-        options=CpsatOptions(),
-    )
-    cross = solve_milp(problem, initial=initial, lower=0, limits=limits)
+    exact, cross = both_searches(problem)
     assert _judge(workflow, machine, problem, exact) == pytest.approx(
         _judge(workflow, machine, problem, cross)
     )
