@@ -9,7 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.cluster import progress_bar
-from peakopt.cli.common import input_options, warn_unconstrained
+from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn_unconstrained
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
@@ -118,6 +118,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     show_default=True,
     help="Missing steps make a record invalid, or start as soon as ready (asap).",
 )
+@soft_as_hard_option
 @grouping(GROUP_KEYS)
 @outputs
 @click.pass_context
@@ -139,6 +140,7 @@ def score(
     bound_limit: float | None,
     delay_from: str,
     missing: str,
+    soft_as_hard: bool,
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
@@ -160,12 +162,17 @@ def score(
     perfect-information bound), the scenarios drawn from the tasks' own
     varies, or from --noise and --noise-demand instead.
 
+    Oversubscribing a machine's soft resources (cpu in the bundled machines)
+    is safe but slow: the gaps and efficiency are figured from the slowed
+    makespan; --soft-as-hard judges every resource as hard.
+
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
     """
     how = execution(ctx, execute, replay)
     check_sampling(ctx, samples)
     out = _claim(output, as_json, as_csv, table_format, [*suite_paths, schedules, reference])
     scopes = Scopes.read(suite_paths, fmt, cpu, keep_dummies)
+    scopes = Scopes((path, harden(suite, soft_as_hard)) for path, suite in scopes.files)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
     # click.Choice has checked the values against the Literal types' members

@@ -134,6 +134,9 @@ class ScoreRow(BaseModel):
         missing steps filled as soon as ready.
     makespan ... dependency_violations
         The metrics of :class:`~peakopt.oracle.score.Score`.
+    avoidable_cva_soft, slowed_makespan
+        The avoidable overflow of the machine's soft resources (no unsafety) and the makespan
+        under the slowdown it causes, which the gaps and the efficiency are figured from.
     peak_ratio, violation_area
         Per resource.
     overflows
@@ -172,6 +175,8 @@ class ScoreRow(BaseModel):
     cva: float | None = None
     cva_floor: float | None = None
     avoidable_cva: float | None = None
+    avoidable_cva_soft: float | None = None
+    slowed_makespan: float | None = None
     safe: bool = False
     mru: float | None = None
     strict_mru: float | None = None
@@ -233,6 +238,8 @@ class ScoreRow(BaseModel):
             cva=score.cva,
             cva_floor=score.cva_floor,
             avoidable_cva=score.avoidable_cva,
+            avoidable_cva_soft=score.avoidable_cva_soft,
+            slowed_makespan=score.slowed_makespan,
             safe=safe,
             mru=score.mru,
             strict_mru=score.strict_mru,

@@ -75,6 +75,10 @@ class ResourceScore(BaseModel):
         ∫ max(0, load/capacity − 1) dτ, this resource's part of cva.
     floor_area
         This resource's part of cva_floor.
+    kind
+        ``hard`` (its avoidable overflow makes the schedule unsafe) or ``soft`` (it slows the
+        steps down, see :mod:`peakopt.oracle.slowdown`), as the machine declares it (every
+        resource is hard with ``soft_as_hard``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -84,6 +88,7 @@ class ResourceScore(BaseModel):
     peak_ratio: float
     violation_area: float
     floor_area: float
+    kind: Literal["hard", "soft"] = "hard"
 
 
 class Score(BaseModel):
@@ -97,6 +102,13 @@ class Score(BaseModel):
     where the schedule overflows (``strict_mru``) or is unsafe (``safe_mru``).
     ``gap``, ``gap_vs_lb`` and ``gap_vs_ub`` are filled only when a reference
     result is given.
+
+    ``safe`` looks at the hard resources only: ``avoidable_cva_hard`` must be 0, while
+    ``avoidable_cva_soft`` (overflow of soft resources such as CPU) slows the steps down
+    instead. ``slowed_makespan`` is how long a valid schedule takes under that slowdown
+    (:mod:`peakopt.oracle.slowdown`), the makespan without avoidable soft overflow; the gaps
+    and the efficiency are figured from it. ``cva``, ``avoidable_cva`` and ``strict_mru`` stay
+    PeakBench's, over every resource.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -109,6 +121,8 @@ class Score(BaseModel):
     cva: float
     cva_floor: float
     avoidable_cva: float
+    avoidable_cva_hard: float
+    avoidable_cva_soft: float
     safe: bool
     mru: float | None
     strict_mru: float | None
@@ -119,6 +133,7 @@ class Score(BaseModel):
     gap: float | None = None
     gap_vs_lb: float | None = None
     gap_vs_ub: float | None = None
+    slowed_makespan: float
 
     @property
     def reasons(self) -> list[str]:

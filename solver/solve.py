@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal
 
-from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash, nominal_hash
+from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
 from peakopt.oracle import Score, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
@@ -223,8 +223,12 @@ def _real(
         schedules.append(left_justified(workflow, relaxed.problem, relaxed.starts))
     best = None
     for starts in schedules:
+        # a reference overflows no resource, soft ones included
         score = evaluate(
-            workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
+            workflow,
+            machine,
+            Schedule(workflow=workflow.id, machine=machine.name, starts=starts),
+            soft_as_hard=True,
         )
         if best is None or (score.valid and score.safe and score.makespan < best[1].makespan):
             best = (starts, score)
@@ -260,7 +264,7 @@ def _result(
             tick=float(problem.tick),
             message="the best schedule found ends past the largest float (1.8e308 s): no start is writable",
             workflow_hash=nominal_hash(workflow),
-            machine_hash=content_hash(machine),
+            machine_hash=nominal_hash(machine),
         )
     starts, score = _real(workflow, machine, problem, outcome.starts, relaxed)
     makespan = score.makespan
@@ -304,5 +308,5 @@ def _result(
         tick=float(problem.tick),
         message=message,
         workflow_hash=nominal_hash(workflow),
-        machine_hash=content_hash(machine),
+        machine_hash=nominal_hash(machine),
     )
