@@ -52,7 +52,8 @@ class BatchScores:
     ``violation_area`` have one column per resource of ``resources`` (the
     machine's, in its order). An undefined MRU (span 0) is NaN here.
     ``slowed_makespan`` is the exact path's (:mod:`peakopt.oracle.slowdown`), computed exactly
-    for the valid rows with avoidable soft overflow (the makespan elsewhere).
+    for the safe rows with avoidable soft overflow (the makespan of the other safe rows, NaN
+    for the unsafe ones, as ``evaluate``'s None).
     """
 
     resources: tuple[str, ...]
@@ -233,8 +234,8 @@ class BatchScorer:
             else np.full(len(starts), np.nan)
         )
         safe = valid & ~hot[:, ~self.soft].any(axis=1)
-        slowed = makespan.copy()
-        for row in np.flatnonzero(valid & hot[:, self.soft].any(axis=1)):  # rare: exact, one by one
+        slowed = np.where(safe, makespan, np.nan)
+        for row in np.flatnonzero(safe & hot[:, self.soft].any(axis=1)):  # rare: exact, one by one
             given = {t.id: float(x) for t, x in zip(self.workflow.tasks, clean[row], strict=True)}
             slowed[row] = slowed_makespan(self.workflow, measure(self.workflow, self.machine, given))
         soft_area = avoidable_area[:, self.soft].sum(axis=1)

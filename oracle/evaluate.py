@@ -121,7 +121,7 @@ def evaluate(
         a span of 0, or no resource.
     """
     measured = measure(workflow, machine, schedule.starts, soft_as_hard=soft_as_hard)
-    valid = metrics.valid(measured)
+    safe = metrics.safe(measured)
     violations = _start_violations(workflow, schedule, measured)
     violations.extend(
         _overflow(resource, usage, found, measured)
@@ -132,22 +132,22 @@ def evaluate(
         workflow=workflow.id,
         machine=machine.name,
         source=schedule.source,
-        valid=valid,
+        valid=metrics.valid(measured),
         makespan=metrics.makespan(measured),
         cva=metrics.cva(measured),
         cva_floor=metrics.cva_floor(measured),
         avoidable_cva=metrics.avoidable_cva(measured),
         avoidable_cva_hard=metrics.avoidable_cva_hard(measured),
         avoidable_cva_soft=metrics.avoidable_cva_soft(measured),
-        safe=metrics.safe(measured),
+        safe=safe,
         mru=metrics.mru(measured),
         strict_mru=metrics.strict_mru(measured),
         safe_mru=metrics.safe_mru(measured),
         dependency_violations=metrics.dependency_violations(measured),
         resources={r: _resource(r, usage, measured) for r, usage in measured.usage.items()},
         violations=tuple(violations),
-        # an invalid schedule has no execution to slow down: it earns nothing anyway
-        slowed_makespan=slowed_makespan(workflow, measured) if valid else metrics.makespan(measured),
+        # only a safe schedule's gap and efficiency are figured from it; an unsafe one earns nothing
+        slowed_makespan=slowed_makespan(workflow, measured) if safe else None,
     )
 
 

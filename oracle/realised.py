@@ -15,7 +15,7 @@ multipliers (:class:`~peakopt.oracle.scenarios.Scenarios`), with the oracle's ru
   close; a dependency ``a -> b`` is broken when ``b`` starts before ``a`` ends, beyond that.
 
 A machine's soft resources (:attr:`~peakopt.models.Machine.soft`) do not decide ``safe``; a
-valid row that overflows one avoidably gets its slowed makespan (:mod:`peakopt.oracle.slowdown`,
+safe row that overflows one avoidably gets its slowed makespan (:mod:`peakopt.oracle.slowdown`,
 here in floats), which its gap and efficiency are figured from.
 
 Times and loads are float64 here: figures agree with :func:`~peakopt.oracle.evaluate` on the
@@ -46,7 +46,8 @@ class RealisedScores:
     Attributes
     ----------
     makespan, cva, avoidable_cva, slowed_makespan
-        As :class:`~peakopt.oracle.score.Score` defines them.
+        As :class:`~peakopt.oracle.score.Score` defines them (``slowed_makespan`` is the
+        makespan in an unsafe row, where it is not used).
     overflow
         An avoidable overflow of a hard resource happened (any stretch over capacity).
     dependency_violations
@@ -129,8 +130,8 @@ class RealisedScorer:
         overflow = np.asarray(hot[:, ~self.soft].any(axis=1), dtype=bool)
         valid = (violations == 0) & ~(start < 0).any(axis=1)
         safe = ~overflow & valid
-        slowed = makespan.copy()
-        for row in np.flatnonzero(valid & hot[:, self.soft].any(axis=1)):  # rare: one by one
+        slowed = makespan.copy()  # only a safe run's is used (gap, efficiency): the others stay
+        for row in np.flatnonzero(safe & hot[:, self.soft].any(axis=1)):  # rare: one by one
             slowed[row] = self._slowed(start[row], length[row], scale[row])
         return RealisedScores(makespan, cva, avoidable, overflow, violations, safe, slowed)
 

@@ -105,9 +105,10 @@ class Score(BaseModel):
 
     ``safe`` looks at the hard resources only: ``avoidable_cva_hard`` must be 0, while
     ``avoidable_cva_soft`` (overflow of soft resources such as CPU) slows the steps down
-    instead. ``slowed_makespan`` is how long a valid schedule takes under that slowdown
-    (:mod:`peakopt.oracle.slowdown`), the makespan without avoidable soft overflow; the gaps
-    and the efficiency are figured from it. ``cva``, ``avoidable_cva`` and ``strict_mru`` stay
+    instead. ``slowed_makespan`` is how long a safe schedule takes under that slowdown
+    (:mod:`peakopt.oracle.slowdown`), the makespan without avoidable soft overflow, None for
+    an unsafe or invalid one (which has no gap and earns nothing); the gaps and the efficiency
+    are figured from it. ``cva``, ``avoidable_cva`` and ``strict_mru`` stay
     PeakBench's, over every resource.
     """
 
@@ -133,7 +134,7 @@ class Score(BaseModel):
     gap: float | None = None
     gap_vs_lb: float | None = None
     gap_vs_ub: float | None = None
-    slowed_makespan: float
+    slowed_makespan: float | None
 
     @property
     def reasons(self) -> list[str]:

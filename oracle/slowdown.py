@@ -108,7 +108,8 @@ def processor_sharing(
             if finish[task] <= step:  # exactly, in floats too: no sliver of work is left behind
                 advance(task, segment + 1, now)
             else:
-                running[task] = (segment, left - rates[task] * step)
+                # never below 0: in floats, a product may round past what is left
+                running[task] = (segment, max(left - rates[task] * step, left - left))
     return ends
 
 
