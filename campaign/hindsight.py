@@ -43,7 +43,7 @@ from peakopt.campaign.hindsight_cache import (
     scenario_key,
 )
 from peakopt.campaign.runner import Work, run_work
-from peakopt.models import Machine, PeakoptError, Schedule, Workflow, content_hash, nominal_hash
+from peakopt.models import Machine, PeakoptError, Schedule, Workflow, nominal_hash
 from peakopt.oracle.sampled import Optima
 from peakopt.oracle.scenarios import Scenarios
 from peakopt.solver import solve
@@ -203,7 +203,7 @@ class Job:
 def scenario_jobs(workflow: Workflow, machine: Machine, scenarios: Sampled) -> list[Job]:
     """One job per sample of ``scenarios`` (of the nominal ``workflow``) on ``machine``, keyed by content."""
     # the realised workflow drops the nominal one's ``varies``: its nominal content names it
-    nominal, box = nominal_hash(workflow), content_hash(machine)
+    nominal, box = nominal_hash(workflow), nominal_hash(machine)
     return [
         Job(scenario_key(nominal, box, scenarios.lengths[k], scenarios.scales[k]), machine, scenarios, k)
         for k in range(len(scenarios))

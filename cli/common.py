@@ -87,3 +87,19 @@ def warn_unconstrained(*suites: Suite) -> None:
     notes = list(dict.fromkeys(note for suite in suites for note in unconstrained(suite)))
     if notes:
         warn("; ".join(notes))
+
+
+def soft_as_hard_option(func: F) -> F:
+    """``--soft-as-hard``, the one option that hardens soft resources (on the commands with verdicts)."""
+    return click.option(
+        "--soft-as-hard",
+        is_flag=True,
+        help="Count the machines' soft resources (cpu) as hard: oversubscribing them is unsafe, not slower.",
+    )(func)
+
+
+def harden(suite: Suite, soft_as_hard: bool) -> Suite:
+    """``suite`` with every machine's resources hard when ``soft_as_hard`` (unchanged otherwise)."""
+    if not soft_as_hard or not any(m.soft for m in suite.machines):
+        return suite
+    return suite.model_copy(update={"machines": tuple(m.as_hard() for m in suite.machines)})

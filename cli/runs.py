@@ -114,11 +114,14 @@ def score_runs(
     trace_id: str | None,
     time_limit: float,
     seed: int,
+    soft_as_hard: bool = False,
 ) -> list[ScoreRow]:
     """The row of each run record: its actual starts and durations, and the hindsight gap."""
     rows = []
     for path, kind in runs.records:
         trace = read_run(path, kind, machine=machine, trace_id=trace_id)
+        if soft_as_hard:
+            trace = trace.model_copy(update={"machine": trace.machine.as_hard()})
         # click.Choice has checked the value against the Literal's members
         row, _ = score_trace(trace, path, demand=cast(DemandKind, demand), time_limit=time_limit, seed=seed)
         rows.append(row)

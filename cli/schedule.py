@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.table import Table
 
-from peakopt.cli.common import input_options
+from peakopt.cli.common import input_options, soft_as_hard_option
 from peakopt.cli.messages import console, plural, quiet_option, wrote
 from peakopt.cli.options import method_list, seed_option
 from peakopt.cli.outputs import REPLACES, claim
@@ -66,6 +66,8 @@ def _cells(schedule: Schedule, score: Score) -> tuple[str, str, str]:
     if schedule.machine is None:
         return figure(score.makespan), "-", "-" if score.valid else "invalid"
     safe = "yes" if score.safe else ("invalid" if not score.valid else "no")
+    if score.slowed_makespan is not None and score.slowed_makespan > score.makespan:
+        safe = f"yes, slowed to {figure(score.slowed_makespan)}"  # soft overflow costs time, shown
     return figure(score.makespan), figure(score.cva, 4), safe
 
 
@@ -141,6 +143,7 @@ def _epilog() -> str:
     callback=_list_methods,
     help="List the built-in methods and exit.",
 )
+@soft_as_hard_option
 @input_options
 @quiet_option
 def schedule_command(
@@ -153,12 +156,14 @@ def schedule_command(
     fmt: str | None,
     cpu: str,
     keep_dummies: bool,
+    soft_as_hard: bool,
 ) -> None:
     """Schedule every workflow × machine × method with heuristics.
 
     Writes one JSON Lines record {"workflow", "machine", "source", "starts"}
     per schedule (what `peakopt score` reads) and prints makespan, cva and
-    safety, as the oracle judges them, on stderr.
+    safety, as the oracle judges them, on stderr (soft resources such as cpu
+    slow a schedule down rather than make it unsafe, unless --soft-as-hard).
 
     Example: peakopt schedule bundled:refund --method asap,fbi:sgs:parallel:lft --json
     """
@@ -174,7 +179,8 @@ def schedule_command(
         for machine in machines or [None]:  # resource-blind methods need no machine
             for method in methods:
                 result = method.schedule(workflow, machine, seed=seed)
-                rows.append((result, evaluate(workflow, machine or LIMITLESS, result)))
+                score = evaluate(workflow, machine or LIMITLESS, result, soft_as_hard=soft_as_hard)
+                rows.append((result, score))
     text = to_jsonl(schedule_record(s) for s, _ in rows)
     if out is not None:
         out.write_text(text)

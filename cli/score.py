@@ -9,7 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.cluster import progress_bar
-from peakopt.cli.common import input_options, warn_unconstrained
+from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn_unconstrained
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
@@ -120,6 +120,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     help="Missing steps make a record invalid, or start as soon as ready (asap).",
 )
 @run_options
+@soft_as_hard_option
 @grouping(GROUP_KEYS)
 @outputs
 @click.pass_context
@@ -144,6 +145,7 @@ def score(
     demand: str,
     machine_ref: str | None,
     trace_id: str | None,
+    soft_as_hard: bool,
     by: tuple[str, ...],
     as_json: bool,
     as_csv: bool,
@@ -171,6 +173,10 @@ def score(
     optimum for those durations (hindsight), solved here within
     --bound-limit (10 s by default).
 
+    Oversubscribing a machine's soft resources (cpu in the bundled machines)
+    is safe but slow: the gaps and efficiency are figured from the slowed
+    makespan; --soft-as-hard judges every resource as hard.
+
     Example: peakopt score bundled:refund --schedules answers.jsonl --reference refs.jsonl -o scores.jsonl
 
     Example: peakopt score trace.json
@@ -182,6 +188,7 @@ def score(
     check_sampling(ctx, samples, also_bounds=bool(runs.records))
     out = _claim(output, as_json, as_csv, table_format, [*suite_paths, schedules, reference])
     scopes = Scopes.read(runs.others, fmt, cpu, keep_dummies)
+    scopes = Scopes((path, harden(suite, soft_as_hard)) for path, suite in scopes.files)
     machine = machine_for(machine_ref, scopes.suites)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
@@ -207,6 +214,7 @@ def score(
         trace_id=trace_id,
         time_limit=RUN_LIMIT if bound_limit is None else bound_limit,
         seed=seed,
+        soft_as_hard=soft_as_hard,
     )
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)

@@ -27,7 +27,7 @@ from peakopt.campaign.stress import (
 )
 from peakopt.campaign.stress_noise import NOISY
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, warn
+from peakopt.cli.common import input_options, soft_as_hard_option, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
 from peakopt.cli.options import COUNT, check_by, method_list, seconds_option, seed_option
@@ -158,6 +158,7 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
 @click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
 @noise_options
 @fail_on_option
+@soft_as_hard_option
 @quiet_option
 def stress(
     paths: tuple[str, ...],
@@ -190,6 +191,7 @@ def stress(
     execute: str | None,
     bound_limit: float | None,
     fail_on: list[Threshold],
+    soft_as_hard: bool,
 ) -> None:
     """Run heuristics against the optimum on every workflow × machine of the suites.
 
@@ -206,6 +208,10 @@ def stress(
     online form, or its plan executed by --execute; the robust reference (and,
     with --execute, the optimum) are rows too. Rows then hold the Monte Carlo
     figures, with the gap to each scenario's own optimum.
+
+    A machine's soft resources (cpu in the bundled machines) make a schedule
+    that oversubscribes them slower, not unsafe; --soft-as-hard judges every
+    resource as hard (its rows are stored apart: the machine's content differs).
 
     Example: peakopt stress bundled:default -m asap,admission,fbi:best-rule --db results.sqlite --worst 5
     """
@@ -228,7 +234,10 @@ def stress(
         time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit, noise=run
     )
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
-    pairs = [Pair(w, tuple(ms)) for w, ms in targets(paths, machines, read)]
+    pairs = [
+        Pair(w, tuple(m.as_hard() if soft_as_hard else m for m in ms))
+        for w, ms in targets(paths, machines, read)
+    ]
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
     # a campaign's rows have the fields of every score row and no labels but the noise settings':

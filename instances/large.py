@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import Catalog, default_catalog
 from peakopt.instances.draws import Draws
-from peakopt.instances.machines import round_up
+from peakopt.instances.machines import round_up, soft_resources
 from peakopt.instances.shapes import sparse
 from peakopt.models import Machine, Suite, Task, Workflow
 
@@ -198,7 +198,7 @@ def strength_machine(workflow: Workflow, strength: float) -> Machine:
         whole = all(float(p).is_integer() for p in peaks)
         capacity[resource] = max(round_up(r_min + strength * (r_max - r_min), whole), 0.01)
     meta: dict[str, Any] = {"resource_strength": strength}
-    return Machine(name=f"rs-{strength:g}", capacity=capacity, meta=meta)
+    return Machine(name=f"rs-{strength:g}", capacity=capacity, soft=soft_resources(capacity), meta=meta)
 
 
 def large_suite(spec: LargeSpec, catalog: Catalog | None = None) -> Suite:

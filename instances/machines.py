@@ -24,6 +24,12 @@ large     p99           p95
 
 Capacities are rounded up: to whole units when every demand of the resource
 is a whole number (memory in MB), else to 0.01 (CPU cores).
+
+Which resources are soft (:attr:`~peakopt.models.Machine.soft`): CPU cores
+(:data:`SOFT_RESOURCES`) — oversubscribed, the steps share them and run
+slower; every other resource is hard — memory and GPU memory (overflow is an
+OOM kill), connection slots and a provider's rate or concurrency limits (a
+refused connection or a 429 is a failed call), PSPLIB's renewable resources.
 """
 
 from __future__ import annotations
@@ -33,8 +39,16 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from peakopt.models import Machine, Workflow
 
+#: The resources peakopt's generated and bundled machines declare soft: CPU cores.
+SOFT_RESOURCES = ("cpu",)
+
 #: Profile name -> (step percentile, earliest-layer percentile).
 PROFILE_RULE: dict[str, tuple[float, float]] = {"small": (95, 65), "medium": (98, 80), "large": (99, 95)}
+
+
+def soft_resources(capacity: Iterable[str]) -> tuple[str, ...]:
+    """The resources of ``capacity`` a generated machine declares soft (:data:`SOFT_RESOURCES`)."""
+    return tuple(r for r in capacity if r in SOFT_RESOURCES)
 
 
 def earliest_layer(workflow: Workflow) -> list[str]:
@@ -88,11 +102,9 @@ def machine_profiles(
     if not workflows:
         raise ValueError("machine profiles need at least one workflow")
     resources = sorted(frozenset().union(*(w.resources for w in workflows)))
-    return tuple(
-        Machine(
-            name=name,
-            capacity=capacities(workflows, step, layer, resources),
-            meta={"rule": f"max(step p{step:g}, earliest-layer p{layer:g})"},
-        )
-        for name, (step, layer) in rule.items()
-    )
+    machines = []
+    for name, (step, layer) in rule.items():
+        capacity = capacities(workflows, step, layer, resources)
+        meta = {"rule": f"max(step p{step:g}, earliest-layer p{layer:g})"}
+        machines.append(Machine(name=name, capacity=capacity, soft=soft_resources(capacity), meta=meta))
+    return tuple(machines)

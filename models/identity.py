@@ -11,8 +11,8 @@ from pydantic import BaseModel
 def content_hash(model: BaseModel) -> str:
     """First 32 hex digits of the SHA-256 of the model's canonical JSON (its id or name included).
 
-    Everything is content, the tasks' ``varies`` too (scenarios and stored Monte Carlo results
-    depend on it); references use :func:`nominal_hash`.
+    Everything is content, the tasks' ``varies`` and a machine's ``soft`` too (scenarios, verdicts
+    and stored results depend on them); references use :func:`nominal_hash`.
 
     The canonical JSON is the model's JSON form without the fields left at their
     defaults, keys sorted, no spaces: equal content gives an equal hash whatever
@@ -31,15 +31,18 @@ def content_hash(model: BaseModel) -> str:
 
 
 def nominal_hash(model: BaseModel) -> str:
-    """:func:`content_hash` of a workflow's nominal content: its tasks' ``varies`` left out.
+    """:func:`content_hash` of what a reference depends on (tasks' ``varies``, a machine's ``soft`` left out).
 
     A reference is solved at the nominal durations and demands, so saying (or changing) how they
-    vary leaves it valid; reference records carry this hash. A workflow without ``varies`` (and
-    a machine) has its :func:`content_hash`.
+    vary leaves it valid; and it is the best schedule that overflows no resource at all, so saying
+    which resources are soft leaves it valid too. Reference records carry this hash. A workflow
+    without ``varies`` and a machine without ``soft`` have their :func:`content_hash`.
     """
     document = model.model_dump(mode="json", exclude_defaults=True)
     for task in document.get("tasks", ()):
         task.pop("varies", None)
+    if "capacity" in document:
+        document.pop("soft", None)
     return _digest(document)
 
 

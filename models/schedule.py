@@ -88,7 +88,8 @@ class SolveResult(BaseModel):
         not ``exact``.
     workflow_hash, machine_hash
         :func:`~peakopt.models.nominal_hash` of the workflow (its content without the tasks'
-        ``varies``: a reference is solved at nominal figures) and of the machine solved, so
+        ``varies``: a reference is solved at nominal figures) and of the machine solved (without
+        its ``soft``: the optimum overflows no resource), so
         that a reference is never used for other content under the same id or name (None in
         files written before they existed).
     edges

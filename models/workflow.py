@@ -183,12 +183,23 @@ class Machine(BaseModel):
 
     A resource that tasks use but the machine does not list is unconstrained.
 
+    A resource is *hard* unless ``soft`` names it: overflowing a hard resource
+    (memory, GPU memory, connection slots) kills or fails steps, overflowing a
+    soft one (CPU cores) only slows the steps that use it down. Safety is judged
+    on the hard resources; a soft overflow costs time instead
+    (:mod:`peakopt.oracle.slowdown`). The optimum is the same either way: the
+    best schedule that overflows nothing.
+
     Parameters
     ----------
     name
         Profile name, e.g. ``small`` or ``psplib``.
     capacity
         Resource -> positive capacity.
+    soft
+        The resources among ``capacity`` whose oversubscription slows steps
+        down instead of failing them (each at most once); empty by default, so
+        every resource is hard.
     meta
         Anything else.
     """
@@ -197,7 +208,28 @@ class Machine(BaseModel):
 
     name: Name
     capacity: dict[Name, Positive]
+    soft: tuple[Name, ...] = ()
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _soft_known(self) -> Machine:
+        seen: set[str] = set()
+        for resource in self.soft:
+            if resource not in self.capacity:
+                raise ValueError(f"soft resource {resource!r} is not one of the machine's capacities")
+            if resource in seen:
+                raise ValueError(f"soft resource {resource!r} is listed twice")
+            seen.add(resource)
+        return self
+
+    @property
+    def hard(self) -> tuple[str, ...]:
+        """The resources whose overflow makes a schedule unsafe (every one ``soft`` does not name)."""
+        return tuple(r for r in self.capacity if r not in self.soft)
+
+    def as_hard(self) -> Machine:
+        """The machine with every resource hard (``--soft-as-hard``): soft overflow is unsafe too."""
+        return self if not self.soft else self.model_copy(update={"soft": ()})
 
 
 class Suite(BaseModel):

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.exact import TOLERANCE, on_grid, over, to_float
 from peakopt.oracle.metrics import cva_floor, measure, task_floor
+from peakopt.oracle.slowdown import slowed_makespan
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -50,6 +51,9 @@ class BatchScores:
     Attributes match :class:`~peakopt.oracle.score.Score`; ``peak`` and
     ``violation_area`` have one column per resource of ``resources`` (the
     machine's, in its order). An undefined MRU (span 0) is NaN here.
+    ``slowed_makespan`` is the exact path's (:mod:`peakopt.oracle.slowdown`), computed exactly
+    for the safe rows with avoidable soft overflow (the makespan of the other safe rows, NaN
+    for the unsafe ones, as ``evaluate``'s None).
     """
 
     resources: tuple[str, ...]
@@ -58,6 +62,7 @@ class BatchScores:
     cva: Floats
     cva_floor: Floats
     avoidable_cva: Floats
+    avoidable_cva_soft: Floats
     safe: Bools
     mru: Floats
     strict_mru: Floats
@@ -66,6 +71,7 @@ class BatchScores:
     peak: Floats
     peak_ratio: Floats
     violation_area: Floats
+    slowed_makespan: Floats
 
 
 @dataclass(frozen=True)
@@ -97,11 +103,15 @@ class BatchScorer:
     workflow, machine
         The instance. Columns of a start matrix are the tasks in
         ``workflow.tasks`` order; NaN marks a missing start.
+    soft_as_hard
+        Count the machine's soft resources as hard (as :func:`~peakopt.oracle.evaluate`).
     """
 
-    def __init__(self, workflow: Workflow, machine: Machine) -> None:
+    def __init__(self, workflow: Workflow, machine: Machine, *, soft_as_hard: bool = False) -> None:
         self.workflow = workflow
+        self.machine = machine.as_hard() if soft_as_hard else machine
         self.resources = tuple(machine.capacity)
+        self.soft = np.array([r in self.machine.soft for r in self.resources], dtype=bool)
         self.floor = cva_floor(measure(workflow, machine))
         exponent, durations = on_grid([s.duration for t in workflow.tasks for s in t.segments])
         columns, begins, ends, segments = [], [], [], []
@@ -223,13 +233,19 @@ class BatchScorer:
             if len(self.resources)
             else np.full(len(starts), np.nan)
         )
-        safe = valid & ~hot.any(axis=1)
+        safe = valid & ~hot[:, ~self.soft].any(axis=1)
+        slowed = np.where(safe, makespan, np.nan)
+        for row in np.flatnonzero(safe & hot[:, self.soft].any(axis=1)):  # rare: exact, one by one
+            given = {t.id: float(x) for t, x in zip(self.workflow.tasks, clean[row], strict=True)}
+            slowed[row] = slowed_makespan(self.workflow, measure(self.workflow, self.machine, given))
+        soft_area = avoidable_area[:, self.soft].sum(axis=1)
         return {
             "valid": valid,
             "makespan": makespan,
             "cva": area.sum(axis=1),
             "cva_floor": np.full(len(starts), self.floor),
             "avoidable_cva": avoidable_area.sum(axis=1),
+            "avoidable_cva_soft": soft_area,
             "safe": safe,
             "mru": mru,
             "strict_mru": np.where(overloaded, 0.0, mru),
@@ -238,10 +254,13 @@ class BatchScorer:
             "peak": peak * self.scale,
             "peak_ratio": peak / self.capacity,
             "violation_area": area,
+            "slowed_makespan": slowed,
         }
 
 
-def score_batch(workflow: Workflow, machine: Machine, starts: npt.ArrayLike) -> BatchScores:
+def score_batch(
+    workflow: Workflow, machine: Machine, starts: npt.ArrayLike, *, soft_as_hard: bool = False
+) -> BatchScores:
     """Score many schedules of one workflow on one machine at once.
 
     Parameters
@@ -251,6 +270,8 @@ def score_batch(workflow: Workflow, machine: Machine, starts: npt.ArrayLike) -> 
     starts
         2-D array: one row per schedule, one column per task in
         ``workflow.tasks`` order; NaN marks a missing start.
+    soft_as_hard
+        Count the machine's soft resources as hard.
 
     Returns
     -------
@@ -258,4 +279,4 @@ def score_batch(workflow: Workflow, machine: Machine, starts: npt.ArrayLike) -> 
         The metrics of :func:`~peakopt.oracle.evaluate`, as arrays (an
         undefined MRU is NaN), to the float tolerance of the module docstring.
     """
-    return BatchScorer(workflow, machine).score(starts)
+    return BatchScorer(workflow, machine, soft_as_hard=soft_as_hard).score(starts)

@@ -28,6 +28,7 @@ from peakopt.oracle import metrics
 from peakopt.oracle.exact import to_float
 from peakopt.oracle.metrics import Measured, Usage, measure
 from peakopt.oracle.score import ResourceScore, Score, Violation
+from peakopt.oracle.slowdown import slowed_makespan
 from peakopt.oracle.sweep import Overflow
 
 
@@ -81,7 +82,7 @@ def _overflow(resource: str, usage: Usage, found: Overflow, measured: Measured) 
     )
 
 
-def _resource(usage: Usage, measured: Measured) -> ResourceScore:
+def _resource(resource: str, usage: Usage, measured: Measured) -> ResourceScore:
     cap, swept = usage.demands.capacity, usage.swept
     return ResourceScore(
         capacity=usage.capacity,
@@ -89,20 +90,27 @@ def _resource(usage: Usage, measured: Measured) -> ResourceScore:
         peak_ratio=to_float(swept.peak, 0, cap),
         violation_area=to_float(swept.area, measured.grid.exponent, cap),
         floor_area=to_float(usage.floor, measured.grid.exponent, cap),
+        kind=metrics.kind_of(measured, resource),
     )
 
 
-def evaluate(workflow: Workflow, machine: Machine, schedule: Schedule) -> Score:
+def evaluate(
+    workflow: Workflow, machine: Machine, schedule: Schedule, *, soft_as_hard: bool = False
+) -> Score:
     """Score ``schedule`` of ``workflow`` on ``machine`` exactly.
 
     Parameters
     ----------
     workflow, machine
         The instance; resources the machine does not list are unconstrained
-        and do not enter cva or MRU.
+        and do not enter cva or MRU. Overflowing a resource the machine declares
+        ``soft`` leaves the schedule safe and slows it down (``slowed_makespan``).
     schedule
         Start times; missing, unknown or negative starts and broken
         dependencies make it invalid, and are listed among the violations.
+    soft_as_hard
+        Count the machine's soft resources as hard (``--soft-as-hard``): any
+        avoidable overflow is unsafe, as on a machine without ``soft``.
 
     Returns
     -------
@@ -112,7 +120,8 @@ def evaluate(workflow: Workflow, machine: Machine, schedule: Schedule) -> Score:
         included). ``mru`` (and the MRUs built on it) is None when undefined:
         a span of 0, or no resource.
     """
-    measured = measure(workflow, machine, schedule.starts)
+    measured = measure(workflow, machine, schedule.starts, soft_as_hard=soft_as_hard)
+    safe = metrics.safe(measured)
     violations = _start_violations(workflow, schedule, measured)
     violations.extend(
         _overflow(resource, usage, found, measured)
@@ -128,20 +137,26 @@ def evaluate(workflow: Workflow, machine: Machine, schedule: Schedule) -> Score:
         cva=metrics.cva(measured),
         cva_floor=metrics.cva_floor(measured),
         avoidable_cva=metrics.avoidable_cva(measured),
-        safe=metrics.safe(measured),
+        avoidable_cva_hard=metrics.avoidable_cva_hard(measured),
+        avoidable_cva_soft=metrics.avoidable_cva_soft(measured),
+        safe=safe,
         mru=metrics.mru(measured),
         strict_mru=metrics.strict_mru(measured),
         safe_mru=metrics.safe_mru(measured),
         dependency_violations=metrics.dependency_violations(measured),
-        resources={r: _resource(usage, measured) for r, usage in measured.usage.items()},
+        resources={r: _resource(r, usage, measured) for r, usage in measured.usage.items()},
         violations=tuple(violations),
+        # only a safe schedule's gap and efficiency are figured from it; an unsafe one earns nothing
+        slowed_makespan=slowed_makespan(workflow, measured) if safe else None,
     )
 
 
 def with_reference(score: Score, reference: SolveResult | None) -> Score:
     """``score`` with its gap figures filled from ``reference``, when it is safe.
 
-    Only a safe schedule has a gap: the optimum is the best safe schedule, so
+    The gaps are figured from the score's slowed makespan, never below the optimum
+    (:func:`~peakopt.oracle.metrics.charged_makespan`). Only a safe schedule has a
+    gap: the optimum is the best safe schedule, so
     an unsafe one may well finish earlier — its speed came from overflowing a
     capacity, and a negative gap would reward that. Nor does an invalid one
     (missing steps, broken dependencies...) get one: its makespan is not that
@@ -160,5 +175,6 @@ def with_reference(score: Score, reference: SolveResult | None) -> Score:
             f"reference is for {reference.workflow!r} on {reference.machine!r}, "
             f"the score for {score.workflow!r} on {score.machine!r}"
         )
-    gap, gap_vs_lb, gap_vs_ub = metrics.gaps(score.makespan, reference)
+    charged = metrics.charged_makespan(score.makespan, score.slowed_makespan, reference)
+    gap, gap_vs_lb, gap_vs_ub = metrics.gaps(charged, reference)
     return score.model_copy(update={"gap": gap, "gap_vs_lb": gap_vs_lb, "gap_vs_ub": gap_vs_ub})

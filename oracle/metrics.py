@@ -10,11 +10,14 @@ is then a function of that :class:`Measured` schedule, named as in the table:
 - :func:`cva_floor`: Σ_i Σ_m ∫ max(0, r_im(s)/C_m − 1) ds, what no schedule avoids;
 - :func:`avoidable_cva`: cva − cva_floor;
 - :func:`dependency_violations`: the edges a -> b with t_b < t_a + d_a;
-- :func:`safe`: avoidable_cva == 0 and every start valid (:func:`valid`);
+- :func:`safe`: avoidable_cva on the machine's hard resources == 0 and every start valid
+  (:func:`valid`); :func:`avoidable_cva_hard` and :func:`avoidable_cva_soft` split avoidable_cva;
 - :func:`mru`: (1/span) ∫ mean_m min(1, u_m(τ)) dτ;
 - :func:`strict_mru`: mru if cva == 0 else 0 (PeakBench's); :func:`safe_mru`: mru if safe else 0;
 - :func:`gap`: (makespan − OPT) / OPT; :func:`gap_vs_lb` and :func:`gap_vs_ub` against the bounds;
-- :func:`efficiency`: OPT / makespan for a valid, safe schedule, 0 otherwise — the headline number.
+- :func:`efficiency`: OPT / makespan for a valid, safe schedule, 0 otherwise — the headline number;
+  a schedule that oversubscribes a soft resource is judged by its slowed makespan
+  (:mod:`peakopt.oracle.slowdown`, :func:`charged_makespan`).
 
 ``cva_floor`` depends on the instance only: ``cva_floor(measure(workflow,
 machine))`` measures no schedule. The gaps compare a makespan with a reference
@@ -37,6 +40,8 @@ from peakopt.oracle.sweep import Demands, Grid, Swept, demand_grid, place_segmen
 
 #: What can be wrong with a start (see :attr:`Measured.unfit`).
 Unfit = Literal["missing", "negative_start", "unknown"]
+#: A resource whose overflow fails steps (``hard``) or slows them down (``soft``).
+Kind = Literal["hard", "soft"]
 
 
 def _floors(grid: Grid, demands: Demands) -> list[int]:
@@ -94,6 +99,8 @@ class Measured:
         The dependencies ``(predecessor, successor)`` the starts break, in edge order.
     end, origin
         The latest finish and ``min(0, earliest start)``, on the time grid.
+    soft
+        The machine's soft resources (none with ``soft_as_hard``): their overflow is no unsafety.
     """
 
     grid: Grid
@@ -102,6 +109,7 @@ class Measured:
     broken: tuple[tuple[str, str], ...]
     end: int
     origin: int
+    soft: frozenset[str] = frozenset()
 
     def seconds(self, value: Fraction | int) -> float:
         """A time (or area per capacity) on the time grid, in seconds."""
@@ -131,10 +139,17 @@ def _broken(workflow: Workflow, grid: Grid) -> tuple[tuple[str, str], ...]:
     )
 
 
-def measure(workflow: Workflow, machine: Machine, starts: Mapping[str, float] | None = None) -> Measured:
+def measure(
+    workflow: Workflow,
+    machine: Machine,
+    starts: Mapping[str, float] | None = None,
+    *,
+    soft_as_hard: bool = False,
+) -> Measured:
     """Sweep the schedule ``starts`` of ``workflow`` on ``machine`` once, exactly (no starts: none placed).
 
-    Resources the machine does not list are unconstrained and enter no metric.
+    Resources the machine does not list are unconstrained and enter no metric; with
+    ``soft_as_hard`` its soft resources count as hard.
     """
     starts = starts or {}
     grid = time_grid(workflow, starts)
@@ -146,12 +161,25 @@ def measure(workflow: Workflow, machine: Machine, starts: Mapping[str, float] | 
     index = workflow.index
     end = max((s + grid.bounds[index[t]][-1] for t, s in grid.starts.items()), default=0)
     origin = min((0, *grid.starts.values()))
-    return Measured(grid, usage, _unfit(workflow, starts), _broken(workflow, grid), end, origin)
+    soft = frozenset(() if soft_as_hard else machine.soft)
+    return Measured(grid, usage, _unfit(workflow, starts), _broken(workflow, grid), end, origin, soft)
 
 
-def _total(measured: Measured, part: Callable[[Usage], int]) -> Fraction:
-    """Σ_m part_m / C_m: a resource integral in capacity units, summed over the resources."""
-    return sum((Fraction(part(u), u.demands.capacity) for u in measured.usage.values()), Fraction(0))
+def _total(measured: Measured, part: Callable[[Usage], int], kind: Kind | None = None) -> Fraction:
+    """Σ_m part_m / C_m: a resource integral in capacity units, summed over the resources (of ``kind``)."""
+    return sum(
+        (
+            Fraction(part(u), u.demands.capacity)
+            for r, u in measured.usage.items()
+            if kind is None or kind_of(measured, r) == kind
+        ),
+        Fraction(0),
+    )
+
+
+def kind_of(measured: Measured, resource: str) -> Kind:
+    """``soft`` if the resource's overflow only slows steps down, else ``hard``."""
+    return "soft" if resource in measured.soft else "hard"
 
 
 def makespan(measured: Measured) -> float:
@@ -174,6 +202,16 @@ def avoidable_cva(measured: Measured) -> float:
     return measured.seconds(_total(measured, lambda u: u.swept.avoidable))
 
 
+def avoidable_cva_hard(measured: Measured) -> float:
+    """The avoidable cva on the hard resources: what makes a schedule unsafe."""
+    return measured.seconds(_total(measured, lambda u: u.swept.avoidable, "hard"))
+
+
+def avoidable_cva_soft(measured: Measured) -> float:
+    """The avoidable cva on the soft resources: overflow that slows steps down (see :mod:`~.slowdown`)."""
+    return measured.seconds(_total(measured, lambda u: u.swept.avoidable, "soft"))
+
+
 def dependency_violations(measured: Measured) -> int:
     """Edges ``a -> b`` whose successor starts before its predecessor ends (not the same instant)."""
     return len(measured.broken)
@@ -185,8 +223,8 @@ def valid(measured: Measured) -> bool:
 
 
 def safe(measured: Measured) -> bool:
-    """Valid with an avoidable cva of exactly 0."""
-    return valid(measured) and _total(measured, lambda u: u.swept.avoidable) == 0
+    """Valid with an avoidable cva of exactly 0 on every hard resource (soft overflow only slows)."""
+    return valid(measured) and _total(measured, lambda u: u.swept.avoidable, "hard") == 0
 
 
 def mru(measured: Measured) -> float | None:
@@ -252,6 +290,25 @@ def gap_vs_ub(makespan: float, reference: SolveResult) -> float | None:
     longer than the robust optimum.
     """
     return _relative(makespan, reference.makespan)
+
+
+def charged_makespan(makespan: float, slowed: float | None, reference: SolveResult | None) -> float:
+    """The makespan a schedule's gap and efficiency are figured from: its slowed makespan, if longer.
+
+    A schedule that oversubscribes a soft resource runs longer than its timetable says
+    (:mod:`peakopt.oracle.slowdown`). Processor sharing is a fluid model: it may finish a
+    soft-overflowing schedule *before* the optimum, which is non-preemptive and overflows nothing
+    (three 2-core steps on 3 cores: 2 s shared against 3 s one at a time). That is the model's
+    idealisation (no switching, cache or memory-bandwidth cost), not a schedule better than the
+    optimum, so the figure is never below the reference's proven optimum or lower bound: such a
+    schedule earns a gap of 0 and an efficiency of 1, not more.
+    """
+    if slowed is None or slowed <= makespan:
+        return makespan
+    if reference is None or _robust(reference):
+        return slowed
+    floor = reference.makespan if _proven(reference) else reference.lower_bound
+    return slowed if floor is None else max(slowed, floor)
 
 
 def proven_optimum(reference: SolveResult | None) -> float | None:

@@ -14,6 +14,10 @@ multipliers (:class:`~peakopt.oracle.scenarios.Scenarios`), with the oracle's ru
   most ``TOLERANCE`` times the schedule's time scale is float noise, as are two instants that
   close; a dependency ``a -> b`` is broken when ``b`` starts before ``a`` ends, beyond that.
 
+A machine's soft resources (:attr:`~peakopt.models.Machine.soft`) do not decide ``safe``; a
+safe row that overflows one avoidably gets its slowed makespan (:mod:`peakopt.oracle.slowdown`,
+here in floats), which its gap and efficiency are figured from.
+
 Times and loads are float64 here: figures agree with :func:`~peakopt.oracle.evaluate` on the
 realised workflow (:meth:`Scenarios.workflow <peakopt.oracle.scenarios.Scenarios.workflow>`) to
 float rounding, and verdicts except within a few ulps of the tolerance (a property test checks it).
@@ -28,6 +32,7 @@ import numpy.typing as npt
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.exact import TOLERANCE
+from peakopt.oracle.slowdown import processor_sharing
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -40,14 +45,15 @@ class RealisedScores:
 
     Attributes
     ----------
-    makespan, cva, avoidable_cva
-        As :class:`~peakopt.oracle.score.Score` defines them.
+    makespan, cva, avoidable_cva, slowed_makespan
+        As :class:`~peakopt.oracle.score.Score` defines them (``slowed_makespan`` is the
+        makespan in an unsafe row, where it is not used).
     overflow
-        An avoidable overflow happened (avoidable cva above 0, any stretch over capacity).
+        An avoidable overflow of a hard resource happened (any stretch over capacity).
     dependency_violations
         Dependencies broken by the realised starts.
     safe
-        No dependency broken, no avoidable overflow, no negative start.
+        No dependency broken, no avoidable overflow of a hard resource, no negative start.
     """
 
     makespan: Floats
@@ -56,6 +62,7 @@ class RealisedScores:
     overflow: Bools
     dependency_violations: Ints
     safe: Bools
+    slowed_makespan: Floats
 
 
 class RealisedScorer:
@@ -67,12 +74,21 @@ class RealisedScorer:
         The nominal workflow (its tasks' segments and demands; lengths come per scenario).
     machine
         The capacities; resources it does not list are unconstrained.
+    soft_as_hard
+        Count the machine's soft resources as hard.
     """
 
-    def __init__(self, workflow: Workflow, machine: Machine) -> None:
+    def __init__(self, workflow: Workflow, machine: Machine, *, soft_as_hard: bool = False) -> None:
         self.size = len(workflow.tasks)
         self.resources = tuple(machine.capacity)
         self.capacity = np.array([machine.capacity[r] for r in self.resources], dtype=float)
+        soft = () if soft_as_hard else machine.soft
+        self.soft = np.array([r in soft for r in self.resources], dtype=bool)
+        kept = [r for r in self.resources if r in soft]
+        self.segments = [
+            [(s.duration, [s.demand.get(r, 0.0) for r in kept]) for s in t.segments] for t in workflow.tasks
+        ]
+        self.preds_of = workflow.predecessors
         columns, begins, ends, demands = [], [], [], []
         for column, task in enumerate(workflow.tasks):
             total, done = task.length, 0.0
@@ -110,17 +126,42 @@ class RealisedScorer:
         pred_end, begin = ends[:, self.preds], start[:, self.succs]
         broken = (begin < pred_end) & (pred_end - begin > TOLERANCE * reach[:, None])
         violations = broken.sum(axis=1).astype(np.int64)
-        cva, avoidable, overflow = self._sweep(start, length, scale, reach)
-        safe = ~overflow & (violations == 0) & ~(start < 0).any(axis=1)
-        return RealisedScores(makespan, cva, avoidable, overflow, violations, safe)
+        cva, avoidable, hot = self._sweep(start, length, scale, reach)
+        overflow = np.asarray(hot[:, ~self.soft].any(axis=1), dtype=bool)
+        valid = (violations == 0) & ~(start < 0).any(axis=1)
+        safe = ~overflow & valid
+        slowed = makespan.copy()  # only a safe run's is used (gap, efficiency): the others stay
+        for row in np.flatnonzero(safe & hot[:, self.soft].any(axis=1)):  # rare: one by one
+            slowed[row] = self._slowed(start[row], length[row], scale[row])
+        return RealisedScores(makespan, cva, avoidable, overflow, violations, safe, slowed)
+
+    def _slowed(self, start: Floats, length: Floats, scale: Floats) -> float:
+        """The slowed makespan of one realised row (:func:`~.slowdown.processor_sharing`, in floats)."""
+        capacity = [float(c) for c in self.capacity[self.soft]]
+        segments = []
+        for task, parts in enumerate(self.segments):
+            nominal = sum(d for d, _ in parts)
+            # a realised run keeps its segments' shares (a zero-length one shares evenly)
+            shares = [d / nominal if nominal > 0 else 1 / len(parts) for d, _ in parts]
+            segments.append(
+                [
+                    (
+                        share * float(length[task]),
+                        [min(a * float(scale[task]), c) for a, c in zip(amounts, capacity, strict=True)],
+                    )
+                    for share, (_, amounts) in zip(shares, parts, strict=True)
+                ]
+            )
+        ends = processor_sharing([float(x) for x in start], segments, self.preds_of, capacity, _overloaded)
+        return max((e for e in ends if e is not None), default=0.0)
 
     def _sweep(
         self, start: Floats, length: Floats, scale: Floats, reach: Floats
     ) -> tuple[Floats, Floats, Bools]:
-        """Per row: cva, avoidable cva, and whether an avoidable overflow happened."""
+        """Per row: cva, avoidable cva, and per resource whether an avoidable overflow happened."""
         rows = len(start)
         if not len(self.columns) or not rows:
-            return np.zeros(rows), np.zeros(rows), np.zeros(rows, dtype=bool)
+            return np.zeros(rows), np.zeros(rows), np.zeros((rows, len(self.resources)), dtype=bool)
         times = start[:, self.columns] + self.shares * length[:, self.columns]
         order = np.argsort(times, axis=1, kind="stable")
         times = np.take_along_axis(times, order, axis=1)
@@ -138,4 +179,9 @@ class RealisedScorer:
         hot = real & (extra > TOLERANCE * capacity)
         cva = (np.where(real, over, 0.0) * widths / capacity).sum(axis=(1, 2))
         avoidable = (np.where(hot, extra, 0.0) * widths / capacity).sum(axis=(1, 2))
-        return cva, avoidable, hot.any(axis=(1, 2))
+        return cva, avoidable, hot.any(axis=1)
+
+
+def _overloaded(load: float, capacity: float) -> bool:
+    """A clamped load over capacity, as this module's sweep counts it (beyond ``TOLERANCE · C``)."""
+    return load - capacity > TOLERANCE * capacity

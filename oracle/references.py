@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow, content_hash, nominal_hash
+from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow, nominal_hash
 from peakopt.oracle.evaluate import evaluate
 from peakopt.oracle.exact import same_time
 
@@ -65,7 +65,7 @@ def _identity(result: SolveResult, workflow: Workflow, machine: Machine) -> list
     found = []
     for what, claimed, actual in (
         ("workflow", result.workflow_hash, nominal_hash(workflow)),
-        ("machine", result.machine_hash, content_hash(machine)),
+        ("machine", result.machine_hash, nominal_hash(machine)),
     ):
         if claimed is not None and claimed != actual:
             found.append(
@@ -86,7 +86,7 @@ def _schedule(result: SolveResult, workflow: Workflow, machine: Machine) -> list
             *(f"task {t!r} has no start" for t in missing[:1]),
         ]
     schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=result.starts)
-    score = evaluate(workflow, machine, schedule)
+    score = evaluate(workflow, machine, schedule, soft_as_hard=True)  # a reference overflows nothing
     found = [f"its starts are invalid: {reason}" for reason in score.reasons[:1]]
     if score.valid and not score.safe:
         found.append(f"its starts are unsafe (avoidable cva {score.avoidable_cva:g})")

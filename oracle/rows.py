@@ -30,9 +30,10 @@ class MonteCarloMeans(BaseModel):
     Attributes
     ----------
     safe_rate
-        Share of scenarios run safely: no dependency broken, no avoidable overflow.
+        Share of scenarios run safely: no dependency broken, no avoidable overflow of a hard resource.
     overflow_rate
-        Probability of an avoidable overflow (a load over a capacity that a schedule could avoid).
+        Probability of an avoidable overflow of a hard resource (a load over a capacity that a
+        schedule could avoid; a soft resource's slows the run down instead).
     violation_rate
         Share of scenarios in which some dependency is broken (``literal`` only breaks them).
     mean_makespan, p95_makespan
@@ -40,9 +41,11 @@ class MonteCarloMeans(BaseModel):
     mean_avoidable_cva
         Expected avoidable capacity-violation area.
     gap
-        Mean of (makespan - OPT_k) / OPT_k over the safe scenarios with an optimum.
+        Mean of (makespan - OPT_k) / OPT_k over the safe scenarios with an optimum (a run slowed
+        by soft overflow: its slowed makespan, never below OPT_k).
     efficiency
-        Mean of OPT_k / makespan over the scenarios with an optimum, an unsafe run counting 0.
+        Mean of OPT_k / makespan over the scenarios with an optimum, an unsafe run counting 0
+        (the slowed makespan likewise).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -134,6 +137,10 @@ class ScoreRow(BaseModel):
         missing steps filled as soon as ready.
     makespan ... dependency_violations
         The metrics of :class:`~peakopt.oracle.score.Score`.
+    avoidable_cva_soft, slowed_makespan
+        The avoidable overflow of the machine's soft resources (no unsafety) and, for a safe
+        schedule, the makespan under the slowdown it causes, which the gaps and the efficiency
+        are figured from.
     peak_ratio, violation_area
         Per resource.
     overflows
@@ -172,6 +179,8 @@ class ScoreRow(BaseModel):
     cva: float | None = None
     cva_floor: float | None = None
     avoidable_cva: float | None = None
+    avoidable_cva_soft: float | None = None
+    slowed_makespan: float | None = None
     safe: bool = False
     mru: float | None = None
     strict_mru: float | None = None
@@ -233,6 +242,8 @@ class ScoreRow(BaseModel):
             cva=score.cva,
             cva_floor=score.cva_floor,
             avoidable_cva=score.avoidable_cva,
+            avoidable_cva_soft=score.avoidable_cva_soft,
+            slowed_makespan=score.slowed_makespan if safe else None,
             safe=safe,
             mru=score.mru,
             strict_mru=score.strict_mru,

@@ -77,6 +77,10 @@ class ResourceScore(BaseModel):
         ∫ max(0, load/capacity − 1) dτ, this resource's part of cva.
     floor_area
         This resource's part of cva_floor.
+    kind
+        ``hard`` (its avoidable overflow makes the schedule unsafe) or ``soft`` (it slows the
+        steps down, see :mod:`peakopt.oracle.slowdown`), as the machine declares it (every
+        resource is hard with ``soft_as_hard``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -86,6 +90,7 @@ class ResourceScore(BaseModel):
     peak_ratio: float
     violation_area: float
     floor_area: float
+    kind: Literal["hard", "soft"] = "hard"
 
 
 class Score(BaseModel):
@@ -99,6 +104,14 @@ class Score(BaseModel):
     where the schedule overflows (``strict_mru``) or is unsafe (``safe_mru``).
     ``gap``, ``gap_vs_lb`` and ``gap_vs_ub`` are filled only when a reference
     result is given.
+
+    ``safe`` looks at the hard resources only: ``avoidable_cva_hard`` must be 0, while
+    ``avoidable_cva_soft`` (overflow of soft resources such as CPU) slows the steps down
+    instead. ``slowed_makespan`` is how long a safe schedule takes under that slowdown
+    (:mod:`peakopt.oracle.slowdown`), the makespan without avoidable soft overflow, None for
+    an unsafe or invalid one (which has no gap and earns nothing); the gaps and the efficiency
+    are figured from it. ``cva``, ``avoidable_cva`` and ``strict_mru`` stay
+    PeakBench's, over every resource.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -111,6 +124,8 @@ class Score(BaseModel):
     cva: float
     cva_floor: float
     avoidable_cva: float
+    avoidable_cva_hard: float
+    avoidable_cva_soft: float
     safe: bool
     mru: float | None
     strict_mru: float | None
@@ -121,6 +136,7 @@ class Score(BaseModel):
     gap: float | None = None
     gap_vs_lb: float | None = None
     gap_vs_ub: float | None = None
+    slowed_makespan: float | None
 
     @property
     def reasons(self) -> list[str]:

@@ -175,7 +175,10 @@ def with_efficiency(row: ScoreRow, reference: SolveResult | None) -> ScoreRow:
     An answer that could not be read at all, for a pair with a proven optimum,
     earns 0 like an unsafe one: leaving it out would reward garbage.
     """
-    figure = metrics.efficiency(row.makespan, row.valid and row.safe, reference)
+    makespan = row.makespan
+    if makespan is not None:
+        makespan = metrics.charged_makespan(makespan, row.slowed_makespan, reference)
+    figure = metrics.efficiency(makespan, row.valid and row.safe, reference)
     return row if figure == row.efficiency else row.model_copy(update={"efficiency": figure})
 
 

@@ -151,7 +151,8 @@ def _checked(
     assert result.makespan is not None and result.lower_bound is not None
     edges = chosen.edges
     starts = pos_earliest_starts(workflow, edges)
-    score = evaluate(workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts))
+    schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
+    score = evaluate(workflow, machine, schedule, soft_as_hard=True)  # it overflows no resource at all
     overflow = pos_overflow(workflow, machine, edges)
     # the POS of the solved schedule starts no later than it
     nominal = chosen.source == "optimum/most"

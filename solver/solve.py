@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal
 
-from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash, nominal_hash
+from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
 from peakopt.oracle import Score, broken_pins, cva_floor, evaluate, measure, same_time
 from peakopt.oracle.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
@@ -244,7 +244,8 @@ def _real(
     best = None
     for starts in schedules:
         schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
-        score = evaluate(workflow, machine, schedule)
+        # a reference overflows no resource, soft ones included
+        score = evaluate(workflow, machine, schedule, soft_as_hard=True)
         kept = not broken_pins(schedule, pins.fixed, pins.release)
         if best is None or (score.valid and score.safe and kept and score.makespan < best[1].makespan):
             best = (starts, score)
@@ -281,7 +282,7 @@ def _result(
             tick=float(problem.tick),
             message="the best schedule found ends past the largest float (1.8e308 s): no start is writable",
             workflow_hash=nominal_hash(workflow),
-            machine_hash=content_hash(machine),
+            machine_hash=nominal_hash(machine),
         )
     starts, score = _real(workflow, machine, problem, outcome.starts, relaxed, pins)
     makespan = score.makespan
@@ -330,5 +331,5 @@ def _result(
         tick=float(problem.tick),
         message=message,
         workflow_hash=nominal_hash(workflow),
-        machine_hash=content_hash(machine),
+        machine_hash=nominal_hash(machine),
     )

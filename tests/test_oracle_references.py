@@ -19,7 +19,7 @@ from peakopt.cli.main import cli
 from peakopt.instances import load
 from peakopt.instances.native import dump
 from peakopt.instances.records import reference_record, write_jsonl, write_references
-from peakopt.models import Machine, SolveResult, Task, Workflow, content_hash
+from peakopt.models import Machine, SolveResult, Task, Workflow, content_hash, nominal_hash
 from peakopt.oracle.references import ReferenceError, check, check_references
 from peakopt.solver import solve
 
@@ -34,7 +34,7 @@ GOOD = SolveResult(
     lower_bound=8.6,
     starts=SAFE,
     workflow_hash=content_hash(REFUND),
-    machine_hash=content_hash(WORKER),
+    machine_hash=nominal_hash(WORKER),  # a reference's machine hash leaves `soft` out
 )
 
 
@@ -123,8 +123,12 @@ def test_a_serial_reference_passes_and_a_wrong_makespan_never_does(workflow: Wor
 
 def test_solve_writes_the_content_hashes() -> None:
     result = solve(REFUND, WORKER, time_limit=10, workers=1)
-    assert result.workflow_hash == content_hash(REFUND) and result.machine_hash == content_hash(WORKER)
+    assert result.workflow_hash == content_hash(REFUND) and result.machine_hash == nominal_hash(WORKER)
     assert check(result, REFUND, WORKER) == []
+    # the optimum overflows nothing: it stays valid whichever resources are soft
+    assert WORKER.soft == ("cpu",) and check(result, REFUND, WORKER.as_hard()) == []
+    other = WORKER.model_copy(update={"capacity": {"cpu": 4, "memory_mb": 4096}})
+    assert check(result, REFUND, other) != []
 
 
 def test_the_content_hash_is_the_one_results_stores_are_keyed_by() -> None:
