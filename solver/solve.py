@@ -17,6 +17,7 @@ from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
 from peakopt.solver.conflicts import Node, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
+from peakopt.solver.energetic import destructive_bound
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
 from peakopt.solver.milp import milp
@@ -160,7 +161,7 @@ def _search(
     progress: Progress | None = None,
 ) -> Outcome:
     """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
-    lower = lower_bound(problem, cliques)
+    lower = destructive_bound(problem, lower_bound(problem, cliques), end(problem, initial))
     if end(problem, initial) <= lower:
         return Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
     request = Request(problem, initial, lower, cliques, limits, options, progress)
