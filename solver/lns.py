@@ -30,70 +30,21 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from peakopt.solver.conflicts import Node, nodes
 from peakopt.solver.cpsat import CpsatOptions, build
 from peakopt.solver.decide import NOTHING
 from peakopt.solver.feasibility import end
+from peakopt.solver.flow import chains, left_shift
 from peakopt.solver.scaling import IntegerProblem
 
 #: Fewest and (share of all) most tasks a neighbourhood relaxes, and the size it starts at.
 MIN_SIZE, MAX_SHARE, FIRST_SIZE = 4, 0.6, 24
 #: Seconds one sub-problem may take: at least, at most, and the share of the time left.
 MIN_STEP, MAX_STEP, STEP_SHARE = 0.2, 3.0, 0.1
+#: Problems of at least this many tasks re-solve a window with the rest fixed, then shift left
+#: (:func:`window_and_solve`); smaller ones re-solve the whole model with the rest chained.
+WINDOWED_FROM = 400
 #: How sizes adapt (factor) and how fast a neighbourhood's score forgets (weight of the last step).
 GROW, LEARN = 1.25, 0.3
-
-
-def chains(problem: IntegerProblem, starts: Sequence[int], kept: set[int]) -> set[tuple[Node, Node]]:
-    """Piece precedences "a ends before b starts" of a resource flow of the incumbent among ``kept`` tasks.
-
-    Per resource, pieces in order of start take their units from pieces that
-    have ended by then (the latest ended first, which keeps chains short), or
-    from the source; each transfer is an edge. Feasibility of ``starts``
-    guarantees the units are there.
-    """
-    edges: set[tuple[Node, Node]] = set()
-    found = [n for n in nodes(problem) if n.task in kept]
-
-    def begin(n: Node) -> int:
-        return starts[n.task] + problem.pieces[n.task][n.piece].offset
-
-    def finish(n: Node) -> int:
-        return begin(n) + problem.pieces[n.task][n.piece].size
-
-    for m, cap in enumerate(problem.capacity):
-        users = sorted(
-            (n for n in found if problem.pieces[n.task][n.piece].demand[m] > 0),
-            key=lambda n: (begin(n), n.task),
-        )
-        free = cap  # the source's units
-        holders: list[_Holder] = []
-        for node in users:
-            need = problem.pieces[node.task][node.piece].demand[m]
-            for holder in sorted((h for h in holders if h.end <= begin(node)), key=lambda h: -h.end):
-                take = min(holder.units, need)
-                holder.units -= take
-                need -= take
-                if holder.node.task != node.task:
-                    edges.add((holder.node, node))
-                if need == 0:
-                    break
-            holders = [h for h in holders if h.units > 0]
-            take = min(free, need)  # what no ended piece gives comes from the source
-            free, need = free - take, need - take
-            if need > 0:
-                raise ValueError("the incumbent exceeds a capacity")
-            holders.append(_Holder(finish(node), node, problem.pieces[node.task][node.piece].demand[m]))
-    return edges
-
-
-@dataclass
-class _Holder:
-    """Units of a resource held by a scheduled piece, given on to pieces that start once it ends."""
-
-    end: int
-    node: Node
-    units: int
 
 
 @dataclass
@@ -211,6 +162,68 @@ def relax_and_solve(
     return Step(starts if rank(problem, starts) < rank(problem, incumbent) else None, optimal)
 
 
+def window_and_solve(
+    problem: IntegerProblem,
+    incumbent: Sequence[int],
+    relaxed: set[int],
+    solve: SolveModel,
+    seconds: float,
+    succs: Sequence[Sequence[int]],
+) -> Step:
+    """Re-solve the ``relaxed`` tasks within their span of the incumbent, everything else fixed in time.
+
+    For problems too large to model whole at every step: the model holds the
+    relaxed tasks and, as fixed intervals, the pieces of others that overlap
+    their span [A, B); relaxed tasks stay within it, after their fixed
+    predecessors and before their fixed successors, and are packed to the
+    left (the least sum of starts). The caller then shifts the whole schedule
+    left (:func:`peakopt.solver.flow.left_shift`), which turns the room made
+    into a shorter makespan.
+    """
+    first = min(incumbent[i] for i in relaxed)
+    last = max(incumbent[i] + problem.length[i] for i in relaxed)
+    model = cp_model.CpModel()
+    starts: dict[int, cp_model.IntVar] = {}
+    for j in sorted(relaxed):
+        low = max([first, *(incumbent[i] + problem.length[i] for i in problem.preds[j] if i not in relaxed)])
+        high = min([last, *(incumbent[k] for k in succs[j] if k not in relaxed)]) - problem.length[j]
+        starts[j] = model.new_int_var(low, max(low, high), f"s{j}")
+        model.add_hint(starts[j], incumbent[j])
+        model.add(starts[j] <= high)  # an empty window (never for the incumbent) makes it infeasible
+        for i in problem.preds[j]:
+            if i in relaxed:
+                model.add(starts[j] >= starts[i] + problem.length[i])
+    for m, cap in enumerate(problem.capacity):
+        intervals, demands = [], []
+        for i, pieces in enumerate(problem.pieces):
+            for k, p in enumerate(pieces):
+                if p.size == 0 or p.demand[m] == 0:
+                    continue
+                if i in relaxed:
+                    intervals.append(
+                        model.new_fixed_size_interval_var(starts[i] + p.offset, p.size, f"p{i}_{k}")
+                    )
+                elif incumbent[i] + p.offset < last and incumbent[i] + p.offset + p.size > first:
+                    intervals.append(
+                        model.new_fixed_size_interval_var(incumbent[i] + p.offset, p.size, f"f{i}_{k}")
+                    )
+                else:
+                    continue
+                demands.append(p.demand[m])
+        if intervals:
+            model.add_cumulative(intervals, demands, cap)
+    model.minimize(sum(starts.values()))
+    solved = solve(model, seconds)
+    if solved is None or solved[0] not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Step(None, False)
+    status, solver = solved
+    found = list(incumbent)
+    for j, var in starts.items():
+        found[j] = int(solver.value(var))
+    better = sum(found) < sum(incumbent)
+    return Step(found if better else None, status == cp_model.OPTIMAL)
+
+
 def rank(problem: IntegerProblem, starts: Sequence[int]) -> tuple[int, int]:
     """What LNS minimises: the makespan, then the sum of starts."""
     return end(problem, starts), sum(starts)
@@ -228,6 +241,11 @@ class Lns:
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
+        self.windowed = self.problem.size >= WINDOWED_FROM
+        self.succs: list[list[int]] = [[] for _ in range(self.problem.size)]
+        for j, preds in enumerate(self.problem.preds):
+            for i in preds:
+                self.succs[i].append(j)
 
     def choose(self) -> Neighbourhood:
         """A neighbourhood, with odds in proportion to its score."""
@@ -244,7 +262,12 @@ class Lns:
         hood = self.choose()
         count = min(self.problem.size, max(MIN_SIZE, round(hood.size)))
         relaxed = hood.pick(self.problem, incumbent, count, self.rng)
-        found = relax_and_solve(self.problem, incumbent, relaxed, solve, seconds, options)
+        if self.windowed:
+            found = window_and_solve(self.problem, incumbent, relaxed, solve, seconds, self.succs)
+            if found.starts is not None:
+                found.starts = left_shift(self.problem, found.starts)
+        else:
+            found = relax_and_solve(self.problem, incumbent, relaxed, solve, seconds, options)
         self.steps += 1
         hood.adapt(found.starts is not None, found.optimal, self.problem.size)
         if found.starts is not None:
@@ -254,7 +277,8 @@ class Lns:
     def summary(self) -> str:
         """The phase note: steps, gains and the sizes reached."""
         sizes = ",".join(f"{h.name}={round(h.size)}" for h in self.hoods)
-        return f"lns:{self.steps} steps:{self.gains} better:{sizes}"
+        kind = "windowed" if self.windowed else "chained"
+        return f"lns:{kind}:{self.steps} steps:{self.gains} better:{sizes}"
 
 
 def step_seconds(left: float) -> float:
@@ -279,6 +303,10 @@ def run(
     """
     lns = Lns(problem, seed)
     mine = current()
+    if lns.windowed:
+        mine = left_shift(problem, mine)
+        if end(problem, mine) < end(problem, current()):
+            offer(mine)
     while not done():
         left = deadline - time.monotonic()
         if left < MIN_STEP / 2:

@@ -20,6 +20,7 @@ from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.energetic import destructive_bound
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
+from peakopt.solver.heuristics.large import QUICK_FROM, quick_schedule
 from peakopt.solver.milp import milp
 from peakopt.solver.scaling import IntegerProblem, as_instance, scale
 from peakopt.solver.search import MIN_PHASE, cpsat
@@ -35,7 +36,13 @@ SolveProgress = Callable[[float | None, float], None]
 
 
 def initial_schedule(workflow: Workflow, machine: Machine, seed: int) -> Schedule:
-    """The schedule the exact search starts from (hint and horizon): the heuristic portfolio's best."""
+    """The schedule the exact search starts from (hint and horizon): the heuristic portfolio's best.
+
+    From :data:`QUICK_FROM` tasks on the portfolio's unimproved serial passes, in chunks
+    (:func:`~peakopt.solver.heuristics.large.quick_schedule`): within the first second or two.
+    """
+    if len(workflow.tasks) >= QUICK_FROM:
+        return quick_schedule(workflow, machine)
     return best_schedule(workflow, machine, seed=seed, effort="fast")
 
 
