@@ -190,6 +190,7 @@ def window_and_solve(
         starts[j] = model.new_int_var(low, max(low, high), f"s{j}")
         model.add_hint(starts[j], incumbent[j])
         model.add(starts[j] <= high)  # an empty window (never for the incumbent) makes it infeasible
+    for j in relaxed:
         for i in problem.preds[j]:
             if i in relaxed:
                 model.add(starts[j] >= starts[i] + problem.length[i])

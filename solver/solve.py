@@ -46,6 +46,16 @@ def initial_schedule(workflow: Workflow, machine: Machine, seed: int) -> Schedul
     return best_schedule(workflow, machine, seed=seed, effort="fast")
 
 
+def peak_memory_mb() -> float | None:
+    """The process's peak resident memory so far (MB), None where the platform does not say."""
+    try:
+        import resource  # Unix only
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)  # bytes on macOS, else KB
+
+
 def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:
     if not time_limit > 0 or math.isinf(time_limit):
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
@@ -154,6 +164,7 @@ def solve(
         "seed": seed,
         "gap_limit": gap_limit,
         "phases": outcome.phases,
+        "peak_memory_mb": peak_memory_mb(),
     }
     return _result(workflow, machine, problem, outcome, relaxed, backend, params, time.perf_counter() - began)
 
