@@ -1,44 +1,51 @@
-"""A generated 1,000-task, 4-resource workflow: a safe schedule and a proven bound within 60 s."""
+"""Generated 1,000- and 10,000-task, 4-resource workflows: a safe schedule and a proven bound within 60 s.
+
+Each solve runs in a fresh process, so that its peak resident memory is its
+own. Set ``PEAKOPT_PREVIOUS`` to a directory holding the previous release's
+``peakopt`` package (e.g. ``git archive main | tar -x -C /tmp/prev/peakopt``)
+to solve the same workflows with it in the same session, side by side.
+"""
 
 from __future__ import annotations
 
-import multiprocessing
-import resource
+import os
+import time
 
+import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
+from scale_child import solve_in_child
 from solver_baselines import large_workflow
 from solver_helpers import assert_safe
 
 from peakopt.models import SolveResult
-from peakopt.solver import solve
+
+#: Search limits: with the heuristics, the bounds and building, within 60 s.
+LIMITS = {1000: 50.0, 10000: 30.0}
+RELEASES = ["this", "previous"] if os.environ.get("PEAKOPT_PREVIOUS") else ["this"]
+#: Seconds a previous release is given before it is reported as "no result" and stopped.
+PREVIOUS_WAIT = 300.0
 
 
-def _solve(queue: multiprocessing.Queue[str]) -> None:
-    workflow, machine = large_workflow(1000)
-    # 50 s of search leaves room for the heuristics, the bounds and building within 60 s
-    queue.put(solve(workflow, machine, time_limit=50, workers=2).model_dump_json())
-
-
-def solve_in_child() -> tuple[SolveResult, float]:
-    """Solve in a fresh process, so that its peak resident memory is the solve's alone (MB)."""
-    context = multiprocessing.get_context("spawn")
-    queue: multiprocessing.Queue[str] = context.Queue()
-    child = context.Process(target=_solve, args=(queue,))
-    child.start()
-    result = SolveResult.model_validate_json(queue.get())
-    child.join()
-    return result, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-
-
-def test_thousand_tasks(benchmark: BenchmarkFixture) -> None:
-    result, peak_mb = benchmark.pedantic(solve_in_child, rounds=1)
-    workflow, machine = large_workflow(1000)
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("tasks", sorted(LIMITS))
+def test_large_workflow(benchmark: BenchmarkFixture, tasks: int, release: str) -> None:
+    source = os.environ.get("PEAKOPT_PREVIOUS") if release == "previous" else None
+    wait = PREVIOUS_WAIT if source else None
+    began = time.perf_counter()
+    found = benchmark.pedantic(solve_in_child, args=(tasks, LIMITS[tasks], source, wait), rounds=1)
+    wall = time.perf_counter() - began
+    if found is None:
+        print(f"\n{tasks} tasks, {release}: no result within {PREVIOUS_WAIT:g} s (stopped)")
+        return
+    result = SolveResult.model_validate(found["result"])
+    workflow, machine = large_workflow(tasks)
     assert_safe(result, workflow, machine)
     assert result.makespan is not None and result.lower_bound is not None
     gap = (result.makespan - result.lower_bound) / result.makespan
-    phases = result.params["phases"]
     print(
-        f"{result.status}: makespan {result.makespan:g} s, bound {result.lower_bound:g} s, "
-        f"gap {100 * gap:.2f} %, {result.seconds:.1f} s, peak memory {peak_mb:.0f} MB, {phases}"
+        f"\n{tasks} tasks, {release}: {result.status}: makespan {result.makespan:g} s, bound "
+        f"{result.lower_bound:g} s, gap {100 * gap:.2f} %, solve {result.seconds:.1f} s "
+        f"(process {wall:.1f} s), peak memory {found['peak_mb']:.0f} MB, {result.params['phases'][-3:]}"
     )
-    assert result.seconds <= 60
+    if release == "this":
+        assert result.seconds <= 60

@@ -21,6 +21,9 @@ from peakopt.solver.scaling import IntegerProblem
 
 #: At most this many cliques are kept (each becomes one constraint).
 MAX_CLIQUES = 256
+#: Conflict matrices are built for at most this many pieces (n × n of them: 10,000 pieces took
+#: 10 s and 800 MB); larger problems get no cliques and no ordering literals.
+MAX_MATRIX_PIECES = 3000
 #: Most disjunctive pairs given an ordering literal.
 MAX_PAIRS = 5000
 #: Forbidden sets are looked for only among this many pieces, and at most this many kept.
@@ -85,7 +88,7 @@ def disjunctive_pairs(problem: IntegerProblem, limit: int = MAX_PAIRS) -> list[t
     Empty when there are more than ``limit`` (each pair costs a literal and two constraints).
     """
     found = nodes(problem)
-    if len(found) < 2:
+    if not 2 <= len(found) <= MAX_MATRIX_PIECES:
         return []
     free = resource_conflicts(problem, found) & ~ordered(problem, found)
     rows, cols = np.nonzero(np.triu(free, 1))
@@ -101,7 +104,7 @@ def greedy_cliques(problem: IntegerProblem, limit: int = MAX_CLIQUES) -> list[li
     earlier one are kept, up to ``limit``.
     """
     found = nodes(problem)
-    if len(found) < 2:
+    if not 2 <= len(found) <= MAX_MATRIX_PIECES:
         return []
     conflict = conflict_matrix(problem, found)
     sizes = np.array([problem.pieces[n.task][n.piece].size for n in found])

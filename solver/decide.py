@@ -64,7 +64,7 @@ def attempt(
     prover: Prover,
 ) -> Attempt:
     """The decision search ``prover`` for "a schedule ending by ``target``"."""
-    if prover == "forward":
+    if prover != "mirrored":
         return Attempt(decision_model(problem, target, lower, found, options, solver), solver, list)
     mirrored = mirror(problem)
     model = decision_model(mirrored, target, lower, NOTHING, options, solver)
@@ -83,7 +83,7 @@ def usable(problem: IntegerProblem, provers: tuple[Prover, ...]) -> tuple[Prover
     mirrored one with pins: a release time mirrored is a deadline, which the mirror lacks.
     """
     mirrored = problem.coarse and not problem.pinned
-    return tuple(p for p in provers if mirrored or p == "forward") or ("forward",)
+    return tuple(p for p in provers if mirrored or p != "mirrored") or ("forward",)
 
 
 def starts_of(run: Attempt, status: cp_model.CpSolverStatus) -> list[int] | None:

@@ -26,7 +26,9 @@ from peakopt.solver.backends import Limits, Outcome, Progress, Request
 from peakopt.solver.conflicts import ConflictStructure, conflict_structure
 from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
+from peakopt.solver.energetic import Windows
 from peakopt.solver.feasibility import end
+from peakopt.solver.lns import run as lns_run
 from peakopt.solver.scaling import IntegerProblem
 
 #: Phases shorter than this are not started (seconds).
@@ -73,6 +75,16 @@ class Shared(Outcome):
         with self.lock:
             self.solvers.append(solver)
             return not self.done()
+
+    def release(self, solver: cp_model.CpSolver) -> None:
+        """Stop tracking a solver that has finished (LNS runs thousands: memory stays bounded)."""
+        with self.lock:
+            self.solvers.remove(solver)
+
+    def current(self) -> list[int]:
+        """A copy of the best schedule so far."""
+        with self.lock:
+            return list(self.starts)
 
 
 @dataclass(frozen=True)
@@ -153,15 +165,36 @@ def optimise(state: SearchState, solver: cp_model.CpSolver) -> None:
     outcome.offer(problem, starts, bound, f"optimise:{solver.status_name(status).lower()}")
 
 
+def target_of(prover: Prover, makespan: int, bound: int) -> int:
+    """The question a prover asks: UB − 1 from above; from below the bound itself (a step up on fine grids).
+
+    From below, "a schedule ending by LB?" infeasible raises LB by one; on fine
+    grids (0.01 s ticks) one tick is nothing, so the question is a sixteenth of
+    the gap higher, which an infeasible answer raises the bound past.
+    """
+    if prover != "lower":
+        return makespan - 1
+    return bound + max(0, makespan - 1 - bound) // 16
+
+
 def destructive(state: SearchState, prover: Prover) -> None:
-    """Ask "a schedule ending by UB − 1?" until infeasible (UB proven), out of time, or done."""
+    """Ask "a schedule ending by the target?" until out of time or done; infeasible raises the bound.
+
+    The provers from above ask UB − 1 (infeasible proves UB), the one from below
+    LB (infeasible raises LB: :func:`target_of`). Energetic reasoning answers
+    first when it can (no CP-SAT call).
+    """
     problem, outcome = state.problem, state.outcome
+    windows = Windows(problem)
     while True:
         seconds = state.deadline - time.monotonic()
         with outcome.lock:
-            target, lower = outcome.makespan - 1, outcome.bound
+            target, lower = target_of(prover, outcome.makespan, outcome.bound), outcome.bound
         if outcome.done() or seconds < MIN_PHASE:
             return
+        if windows.infeasible(target):
+            outcome.offer(problem, None, target + 1, f"{prover}:energetic={target}:infeasible")
+            continue
         run = attempt(problem, target, lower, state.found, state.options, state.solver(seconds, 1), prover)
         if not outcome.register(run.solver):
             return
@@ -171,7 +204,8 @@ def destructive(state: SearchState, prover: Prover) -> None:
         with outcome.lock:
             del outcome.asking[run.solver]
             stale = outcome.makespan <= target
-        note = f"{prover}:ub-1={target}:{run.solver.status_name(status).lower()}"
+        name = "lb" if prover == "lower" else "ub-1"
+        note = f"{prover}:{name}={target}:{run.solver.status_name(status).lower()}"
         if status == cp_model.INFEASIBLE:
             outcome.offer(problem, None, target + 1, note)
         elif status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
@@ -222,13 +256,45 @@ def _share(options: CpsatOptions, limits: Limits, least: float) -> float:
     return max(options.optimise_share * limits.time_limit, min(least, limits.time_limit / 2))
 
 
+def neighbourhoods(state: SearchState) -> None:
+    """Large-neighbourhood search on one worker from the shared incumbent (:mod:`peakopt.solver.lns`)."""
+    problem, outcome = state.problem, state.outcome
+
+    def offer(starts: list[int]) -> None:
+        outcome.offer(problem, starts, None, None)
+        if state.progress is not None:
+            state.progress(outcome.makespan, outcome.bound)
+
+    def solve(
+        model: cp_model.CpModel, seconds: float
+    ) -> tuple[cp_model.CpSolverStatus, cp_model.CpSolver] | None:
+        solver = state.solver(min(seconds, state.deadline - time.monotonic()), 1)
+        if not outcome.register(solver):
+            return None
+        try:
+            return solver.solve(model), solver
+        finally:
+            outcome.release(solver)
+
+    note = lns_run(
+        problem, outcome.current, offer, outcome.done, state.deadline, solve, state.options, state.limits.seed
+    )
+    outcome.offer(problem, None, None, note)
+
+
 def _side_by_side(state: SearchState) -> None:
-    """The provers, one worker each, and the optimiser on the workers left over, until the deadline."""
-    provers = usable(state.problem, state.options.provers)[: state.limits.workers]
-    threads = [threading.Thread(target=destructive, args=(state, prover)) for prover in provers]
+    """The provers and LNS, one worker each, and the optimiser on the workers left over, until the deadline.
+
+    LNS (on problems of at least ``options.lns_from`` tasks) takes the place of the last prover.
+    """
+    provers = list(usable(state.problem, state.options.provers)[: state.limits.workers])
+    jobs: list[tuple[object, ...]] = [(destructive, state, prover) for prover in provers]
+    if state.problem.size >= state.options.lns_from:
+        jobs = [*jobs[: state.limits.workers - 1], (neighbourhoods, state)]
+    threads = [threading.Thread(target=job[0], args=job[1:]) for job in jobs]  # type: ignore[arg-type]
     for thread in threads:
         thread.start()
-    left = state.limits.workers - len(provers)
+    left = state.limits.workers - len(threads)
     if left > 0:
         optimise(state, state.solver(state.deadline - time.monotonic(), left))
     for thread in threads:

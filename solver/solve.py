@@ -17,8 +17,10 @@ from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
 from peakopt.solver.conflicts import Node, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
+from peakopt.solver.energetic import destructive_bound
 from peakopt.solver.feasibility import end, feasible, left_justified, serial, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
+from peakopt.solver.heuristics.large import QUICK_FROM, quick_schedule
 from peakopt.solver.milp import milp
 from peakopt.solver.pins import Pins, by_start, check_pins, pin, release_bound
 from peakopt.solver.scaling import IntegerProblem, as_instance, scale
@@ -35,8 +37,24 @@ SolveProgress = Callable[[float | None, float], None]
 
 
 def initial_schedule(workflow: Workflow, machine: Machine, seed: int) -> Schedule:
-    """The schedule the exact search starts from (hint and horizon): the heuristic portfolio's best."""
+    """The schedule the exact search starts from (hint and horizon): the heuristic portfolio's best.
+
+    From :data:`QUICK_FROM` tasks on the portfolio's unimproved serial passes, in chunks
+    (:func:`~peakopt.solver.heuristics.large.quick_schedule`): within the first second or two.
+    """
+    if len(workflow.tasks) >= QUICK_FROM:
+        return quick_schedule(workflow, machine)
     return best_schedule(workflow, machine, seed=seed, effort="fast")
+
+
+def peak_memory_mb() -> float | None:
+    """The process's peak resident memory so far (MB), None where the platform does not say."""
+    try:
+        import resource  # Unix only
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)  # bytes on macOS, else KB
 
 
 def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:
@@ -164,6 +182,7 @@ def solve(
         "gap_limit": gap_limit,
         "phases": outcome.phases,
         **pins.params(),
+        "peak_memory_mb": peak_memory_mb(),
     }
     seconds = time.perf_counter() - began
     return _result(workflow, machine, problem, outcome, relaxed, backend, params, seconds, pins)
@@ -179,7 +198,7 @@ def _search(
     progress: Progress | None = None,
 ) -> Outcome:
     """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
-    lower = lower_bound(problem, cliques)
+    lower = destructive_bound(problem, lower_bound(problem, cliques), end(problem, initial))
     if end(problem, initial) <= lower:
         return Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
     request = Request(problem, initial, lower, cliques, limits, options, progress)

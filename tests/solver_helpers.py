@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -60,6 +61,23 @@ def both_searches(problem: IntegerProblem) -> tuple[Outcome, Outcome]:
     found = conflict_structure(problem)
     exact = search(problem, initial=initial, lower=0, found=found, limits=limits, options=CpsatOptions())
     return exact, solve_milp(problem, initial=initial, lower=0, limits=limits)
+
+
+def generated(size: int, seed: int = 0) -> tuple[Workflow, Machine]:
+    """A random layered workflow on two resources, half-second durations, dense in conflicts."""
+    rng = random.Random(seed)
+    tasks = tuple(
+        Task(
+            id=f"t{i}",
+            depends_on=tuple(
+                sorted({f"t{j}" for j in rng.sample(range(max(0, i - 8), i), min(i, rng.randint(0, 2)))})
+            ),
+            duration=rng.randint(1, 12) / 2,
+            demand={"cpu": rng.randint(1, 4), "mem": rng.randint(0, 6)},
+        )
+        for i in range(size)
+    )
+    return Workflow(id=f"g{size}", tasks=tasks), Machine(name="m", capacity={"cpu": 6, "mem": 8})
 
 
 def assert_safe(result: SolveResult, workflow: Workflow, machine: Machine) -> None:
