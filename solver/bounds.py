@@ -58,11 +58,20 @@ def critical_path(problem: IntegerProblem) -> int:
 
 
 def energy_bound(problem: IntegerProblem) -> int:
-    """Per resource, total demand × time over capacity, rounded up; the largest (ticks)."""
+    """Per resource, total demand × time over capacity, rounded up; the largest (ticks).
+
+    With release times, also each release ``r`` plus the energy of the tasks released at ``r``
+    or later (they all run after ``r``).
+    """
     best = 0
+    cuts = sorted(set(problem.release)) if problem.pinned else [0]
     for m, cap in enumerate(problem.capacity):
-        energy = sum(p.size * p.demand[m] for pieces in problem.pieces for p in pieces)
-        best = max(best, -(-energy // cap))
+        energy = [sum(p.size * p.demand[m] for p in pieces) for pieces in problem.pieces]
+        for cut in cuts:
+            after = sum(
+                e for e, r in zip(energy, problem.release or [0] * problem.size, strict=True) if r >= cut
+            )
+            best = max(best, cut + -(-after // cap))
     return best
 
 

@@ -183,3 +183,15 @@ def test_a_hint_that_breaks_the_pins_is_replaced_by_one_around_them() -> None:
     hint = Schedule(workflow="w", starts={"a": 0.0, "b": 2.0, "c": 3.0, "d": 0.0})
     result = solve(workflow, machine, time_limit=5, hint=hint, fixed={"a": 0.0}, release={"d": 1.0, "b": 1.0})
     assert_keeps(result, workflow, machine, {"a": 0.0}, {"d": 1.0, "b": 1.0})
+
+
+def test_the_energy_after_a_release_bounds_the_makespan() -> None:
+    # three 1 s steps of 1 core on 2, released at 10 (no two conflict, so no clique): the energy
+    # after 10 ends them by 12, which the schedule around the pins meets
+    tasks = [Task(id=i, duration=1.0, demand={"cpu": 1.0}) for i in ("a", "b", "c")]
+    workflow, machine = Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"cpu": 2.0})
+    release = {"a": 10.0, "b": 10.0, "c": 10.0}
+    result = solve(workflow, machine, time_limit=5, release=release)
+    assert_keeps(result, workflow, machine, {}, release)
+    assert result.status == "optimal" and result.makespan == 12.0
+    assert result.params["phases"] == ["initial schedule meets the bound"]
