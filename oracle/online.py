@@ -19,7 +19,13 @@ from peakopt.models import Machine, Workflow
 
 
 class OnlinePolicy(Protocol):
-    """Decides which ready steps start now (a callable; see :meth:`__call__`)."""
+    """Decides which ready steps start now (a callable; see :meth:`__call__`).
+
+    A stateful policy may also have a ``skip(steps)`` method: a runtime calls it with the steps
+    that will never become ready because a step they depend on failed (the controller with
+    ``on_failure="continue"``), so that, say, a plan's order passes over them instead of
+    waiting for them. The simulator never calls it: no step fails there.
+    """
 
     def __call__(
         self, now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]

@@ -9,6 +9,7 @@ online forms of the offline heuristics.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from copy import copy as _copy
 from itertools import takewhile
 
@@ -51,14 +52,21 @@ def planned_starts(workflow: Workflow, plan: Schedule) -> list[float]:
     return [plan.starts[t.id] for t in workflow.tasks]
 
 
-def order_decider(sequence: Sequence[int], needs: Sequence[tuple[Need, ...]], *, greedy: bool) -> Decider:
+def order_decider(
+    sequence: Sequence[int],
+    needs: Sequence[tuple[Need, ...]],
+    *,
+    greedy: bool,
+    gone: AbstractSet[int] = frozenset(),
+) -> Decider:
     """The ``order`` policy: ready steps in the plan's order, each when its clamped peak fits.
 
     ``greedy`` (a resource-based priority policy): every ready step that fits starts, later
     ones overtaking an earlier one that waits. Otherwise (the default of the simulator, an
     activity-based policy) a step starts only once every step before it in the plan's order has
     started: the head of the order blocks the rest. The decider of the strict form is stateful:
-    build one per run.
+    build one per run. Steps in ``gone`` (a set the caller may grow during the run: steps a
+    failure skipped, which will never be ready) are passed over instead of waited for.
     """
     if greedy:
         rank = {task: r for r, task in enumerate(sequence)}
@@ -75,9 +83,17 @@ def order_decider(sequence: Sequence[int], needs: Sequence[tuple[Need, ...]], *,
     def in_order(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
         nonlocal head
         ready = set(queue)
-        upcoming = takewhile(ready.__contains__, (sequence[i] for i in range(head, size)))
+        if gone:
+            while head < size and sequence[head] in gone:
+                head += 1
+            upcoming = takewhile(ready.__contains__, (j for j in sequence[head:] if j not in gone))
+        else:  # the simulator's case: no step ever fails there
+            upcoming = takewhile(ready.__contains__, (sequence[i] for i in range(head, size)))
         started = admitted(upcoming, needs, free, strict=True)
-        head += len(started)
+        for _ in started:  # past each started step, and the gone ones before the next
+            head += 1
+            while head < size and sequence[head] in gone:
+                head += 1
         return started
 
     return in_order
@@ -159,6 +175,9 @@ class Positional:
         """The same policy at the start of a run (itself when it keeps no state)."""
         return self
 
+    def skip(self, steps: Iterable[str]) -> None:
+        """Steps that will never be ready (see :class:`~peakopt.oracle.online.OnlinePolicy`): kept nowhere."""
+
     def __call__(
         self, now: float, ready: Sequence[str], running: Mapping[str, float], free: Mapping[str, float]
     ) -> Iterable[str]:
@@ -175,13 +194,19 @@ class _PlanOrder(Positional):
     def __init__(self, workflow: Workflow, machine: Machine | None, plan: Schedule, *, greedy: bool) -> None:
         super().__init__(workflow, machine)
         self.sequence, self.greedy = plan_sequence(workflow, plan), greedy
-        self.decide = order_decider(self.sequence, self.needs, greedy=greedy)
+        self.gone: set[int] = set()
+        self.decide = order_decider(self.sequence, self.needs, greedy=greedy, gone=self.gone)
 
     def fresh(self) -> _PlanOrder:
         """A copy whose order starts again at its head."""
         copy = _copy(self)
-        copy.decide = order_decider(self.sequence, self.needs, greedy=self.greedy)
+        copy.gone = set()
+        copy.decide = order_decider(self.sequence, self.needs, greedy=self.greedy, gone=copy.gone)
         return copy
+
+    def skip(self, steps: Iterable[str]) -> None:
+        """Pass over ``steps`` in the order instead of waiting for them (a failure skipped them)."""
+        self.gone.update(self.index[step] for step in steps)
 
     def positions(
         self,

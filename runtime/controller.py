@@ -13,7 +13,9 @@ trusts the policy (to measure what an unguarded runtime does).
 A failing step (non-zero exit, a signal, an exception) is recorded; then, with
 ``on_failure="continue"`` (the default, like ``make -k``), the steps that depend on it, directly
 or not, are skipped and the others go on; with ``"stop"``, no further step starts, the running
-ones finish, and the rest are skipped. Cancelling the run (Ctrl-C) ends every running step's
+ones finish, and the rest are skipped. A policy with a ``skip(steps)`` method is told which steps
+a failure skipped (a plan's order then passes over them instead of waiting for steps that will
+never be ready). Cancelling the run (Ctrl-C) ends every running step's
 process tree before the cancellation goes through.
 
 With ``replan`` (a :class:`~peakopt.runtime.replan.Replan`), a step that runs longer than
@@ -256,7 +258,10 @@ class Controller:
         elif self.on_failure == "stop":
             state.stopping = True
         else:
-            state.skip_after(step)
+            skipped = state.skip_after(step)
+            tell = getattr(self.policy, "skip", None)  # a stateful order must not wait for them
+            if skipped and callable(tell):
+                tell(skipped)
             state.failed.append(step)
 
     def _stalled(self, state: _State) -> str:
@@ -299,14 +304,16 @@ class _State:
         self.stopping = False
         self.failed: list[str] = []  # failed since the last re-plan
 
-    def skip_after(self, failed: str) -> None:
-        """Skip every step that depends on ``failed``, directly or not."""
-        stack = list(self.successors[failed])
+    def skip_after(self, failed: str) -> list[str]:
+        """Skip every step that depends on ``failed``, directly or not; the steps newly skipped."""
+        stack, found = list(self.successors[failed]), []
         while stack:
             step = stack.pop()
             if step not in self.skipped:
                 self.skipped.add(step)
+                found.append(step)
                 stack.extend(self.successors[step])
+        return found
 
 
 def run_workflow(

@@ -173,6 +173,18 @@ def test_robust_and_optimal_policies_run_their_reference_order() -> None:
         assert trace.status == "ok"
 
 
+def test_a_plans_order_goes_on_past_the_steps_a_failure_skips() -> None:
+    # the plan runs a first, then its long successor b, then c and d one at a time: once a fails,
+    # b never becomes ready, and the plan's strict order must not wait for it
+    chain = flat(("a", 0.05, 200, ()), ("b", 2.0, 200, ("a",)), ("c", 0.05, 200, ()), ("d", 0.05, 200, ()))
+    for name in ("robust", "optimal"):
+        policy = named_policy(name, chain, BOX, time_limit=5)
+        trace = run_workflow(chain, BOX, policy, sleepers(chain, {"a": 1}), name=name)
+        status = {s.id: s.status for s in trace.steps}
+        assert status == {"a": "failed", "b": "skipped", "c": "ok", "d": "ok"}, name
+        within(trace, chain, BOX)
+
+
 # --- real subprocesses ----------------------------------------------------------------------
 
 
