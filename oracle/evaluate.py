@@ -175,6 +175,7 @@ def with_reference(score: Score, reference: SolveResult | None) -> Score:
             f"reference is for {reference.workflow!r} on {reference.machine!r}, "
             f"the score for {score.workflow!r} on {score.machine!r}"
         )
-    charged = metrics.charged_makespan(score.makespan, score.slowed_makespan, reference)
+    soft_overflow = score.avoidable_cva_soft > 0
+    charged = metrics.charged_makespan(score.makespan, score.slowed_makespan, reference, soft_overflow)
     gap, gap_vs_lb, gap_vs_ub = metrics.gaps(charged, reference)
     return score.model_copy(update={"gap": gap, "gap_vs_lb": gap_vs_lb, "gap_vs_ub": gap_vs_ub})

@@ -292,8 +292,10 @@ def gap_vs_ub(makespan: float, reference: SolveResult) -> float | None:
     return _relative(makespan, reference.makespan)
 
 
-def charged_makespan(makespan: float, slowed: float | None, reference: SolveResult | None) -> float:
-    """The makespan a schedule's gap and efficiency are figured from: its slowed makespan, if longer.
+def charged_makespan(
+    makespan: float, slowed: float | None, reference: SolveResult | None, soft_overflow: bool
+) -> float:
+    """The makespan gap and efficiency are figured from: the slowed one, if the schedule overflows soft.
 
     A schedule that oversubscribes a soft resource runs longer than its timetable says
     (:mod:`peakopt.oracle.slowdown`). Processor sharing is a fluid model: it may finish a
@@ -301,9 +303,12 @@ def charged_makespan(makespan: float, slowed: float | None, reference: SolveResu
     (three 2-core steps on 3 cores: 2 s shared against 3 s one at a time). That is the model's
     idealisation (no switching, cache or memory-bandwidth cost), not a schedule better than the
     optimum, so the figure is never below the reference's proven optimum or lower bound: such a
-    schedule earns a gap of 0 and an efficiency of 1, not more.
+    schedule earns a gap of 0 and an efficiency of 1, not more. The floor holds whenever the
+    schedule overflows a soft resource avoidably (``soft_overflow``), even where the slowdown
+    leaves its makespan as it is: its speed may still come from the sharing (three 2-core steps
+    shared till 2 s beside a 2.5 s step that uses no core: 2.5 s, against an optimum of 3 s).
     """
-    if slowed is None or slowed <= makespan:
+    if slowed is None or not soft_overflow:
         return makespan
     if reference is None or _robust(reference):
         return slowed

@@ -123,9 +123,8 @@ def _against_optima(scores: RealisedScores, optima: Sequence[float | None] | Non
         return {"bounded": 0}
     with np.errstate(divide="ignore", invalid="ignore"):
         # a zero optimum (nothing to run) is met only by a zero makespan: efficiency 1 there
-        # a slowed run is charged its slowed makespan, never below the optimum (as charged_makespan)
-        slowed = scores.slowed_makespan > scores.makespan
-        span = np.where(slowed, np.fmax(scores.slowed_makespan, best), scores.makespan)
+        # a run with soft overflow: its slowed makespan, never below the optimum (as charged_makespan)
+        span = np.where(scores.soft_overflow, np.fmax(scores.slowed_makespan, best), scores.makespan)
         ratio = np.where(best > 0, best / span, np.where(span > 0, 0.0, 1.0))
         gap = np.where(best > 0, (span - best) / best, 0.0)
     safe = scores.safe & known

@@ -48,8 +48,8 @@ class RealisedScores:
     makespan, cva, avoidable_cva, slowed_makespan
         As :class:`~peakopt.oracle.score.Score` defines them (``slowed_makespan`` is the
         makespan in an unsafe row, where it is not used).
-    overflow
-        An avoidable overflow of a hard resource happened (any stretch over capacity).
+    overflow, soft_overflow
+        An avoidable overflow of a hard resource happened (any stretch over capacity); of a soft one.
     dependency_violations
         Dependencies broken by the realised starts.
     safe
@@ -63,6 +63,7 @@ class RealisedScores:
     dependency_violations: Ints
     safe: Bools
     slowed_makespan: Floats
+    soft_overflow: Bools
 
 
 class RealisedScorer:
@@ -130,10 +131,11 @@ class RealisedScorer:
         overflow = np.asarray(hot[:, ~self.soft].any(axis=1), dtype=bool)
         valid = (violations == 0) & ~(start < 0).any(axis=1)
         safe = ~overflow & valid
+        soft = np.asarray(hot[:, self.soft].any(axis=1), dtype=bool)
         slowed = makespan.copy()  # only a safe run's is used (gap, efficiency): the others stay
-        for row in np.flatnonzero(safe & hot[:, self.soft].any(axis=1)):  # rare: one by one
+        for row in np.flatnonzero(safe & soft):  # rare: one by one
             slowed[row] = self._slowed(start[row], length[row], scale[row])
-        return RealisedScores(makespan, cva, avoidable, overflow, violations, safe, slowed)
+        return RealisedScores(makespan, cva, avoidable, overflow, violations, safe, slowed, soft)
 
     def _slowed(self, start: Floats, length: Floats, scale: Floats) -> float:
         """The slowed makespan of one realised row (:func:`~.slowdown.processor_sharing`, in floats)."""

@@ -177,7 +177,8 @@ def with_efficiency(row: ScoreRow, reference: SolveResult | None) -> ScoreRow:
     """
     makespan = row.makespan
     if makespan is not None:
-        makespan = metrics.charged_makespan(makespan, row.slowed_makespan, reference)
+        soft_overflow = (row.avoidable_cva_soft or 0.0) > 0
+        makespan = metrics.charged_makespan(makespan, row.slowed_makespan, reference, soft_overflow)
     figure = metrics.efficiency(makespan, row.valid and row.safe, reference)
     return row if figure == row.efficiency else row.model_copy(update={"efficiency": figure})
 
