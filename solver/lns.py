@@ -107,7 +107,7 @@ def portfolio() -> list[Neighbourhood]:
 
 
 @dataclass
-class Step:
+class Move:
     """What one sub-problem gave: a better schedule (or None), and whether it was solved to optimality."""
 
     starts: list[int] | None
@@ -133,7 +133,7 @@ def relax_and_solve(
     solve: SolveModel,
     seconds: float,
     options: CpsatOptions,
-) -> Step:
+) -> Move:
     """Re-solve the ``relaxed`` tasks, the others chained by the incumbent's resource flow."""
     horizon = end(problem, incumbent)
     kept = set(range(problem.size)) - relaxed
@@ -153,13 +153,13 @@ def relax_and_solve(
     model.model.add_hint(model.makespan, horizon)
     solved = solve(model.model, seconds)  # the caller's solver, set up by configure()
     if solved is None:
-        return Step(None, False)
+        return Move(None, False)
     status, solver = solved
     optimal = status == cp_model.OPTIMAL
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Step(None, False)
+        return Move(None, False)
     starts = [int(solver.value(s)) for s in model.starts]
-    return Step(starts if rank(problem, starts) < rank(problem, incumbent) else None, optimal)
+    return Move(starts if rank(problem, starts) < rank(problem, incumbent) else None, optimal)
 
 
 def window_and_solve(
@@ -169,7 +169,7 @@ def window_and_solve(
     solve: SolveModel,
     seconds: float,
     succs: Sequence[Sequence[int]],
-) -> Step:
+) -> Move:
     """Re-solve the ``relaxed`` tasks within their span of the incumbent, everything else fixed in time.
 
     For problems too large to model whole at every step: the model holds the
@@ -216,13 +216,13 @@ def window_and_solve(
     model.minimize(sum(starts.values()))
     solved = solve(model, seconds)
     if solved is None or solved[0] not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return Step(None, False)
+        return Move(None, False)
     status, solver = solved
     found = list(incumbent)
     for j, var in starts.items():
         found[j] = int(solver.value(var))
     better = sum(found) < sum(incumbent)
-    return Step(found if better else None, status == cp_model.OPTIMAL)
+    return Move(found if better else None, status == cp_model.OPTIMAL)
 
 
 def rank(problem: IntegerProblem, starts: Sequence[int]) -> tuple[int, int]:
@@ -287,7 +287,7 @@ def step_seconds(left: float) -> float:
     return min(MAX_STEP, max(MIN_STEP, STEP_SHARE * left))
 
 
-def run(
+def search_neighbourhoods(
     problem: IntegerProblem,
     current: Callable[[], list[int]],
     offer: Callable[[list[int]], None],

@@ -28,7 +28,7 @@ from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.energetic import Windows
 from peakopt.solver.feasibility import end
-from peakopt.solver.lns import run as lns_run
+from peakopt.solver.lns import search_neighbourhoods
 from peakopt.solver.scaling import IntegerProblem
 
 #: Phases shorter than this are not started (seconds).
@@ -276,7 +276,7 @@ def neighbourhoods(state: SearchState) -> None:
         finally:
             outcome.release(solver)
 
-    note = lns_run(
+    note = search_neighbourhoods(
         problem, outcome.current, offer, outcome.done, state.deadline, solve, state.options, state.limits.seed
     )
     outcome.offer(problem, None, None, note)
