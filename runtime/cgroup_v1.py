@@ -93,10 +93,14 @@ def detect_v1(proc: Path = Path("/proc/self")) -> tuple[dict[str, Path], str]:
     return folders, ""
 
 
-def file_cache(memory_stat: str) -> int:
-    """Bytes of page cache of files in a v1 ``memory.stat`` text (``total_{active,inactive}_file``)."""
+def file_cache(memory_stat: str, prefix: str = "total_") -> int:
+    """Bytes of page cache of files in a ``memory.stat`` text: ``active_file`` + ``inactive_file``.
+
+    v1 names them ``total_...`` for the cgroup and its children, v2 (``prefix=""``) without.
+    Shared memory and tmpfs files are on the anonymous lists: they stay counted.
+    """
     stat = dict(line.split(" ", 1) for line in memory_stat.splitlines() if " " in line)
-    return sum(int(stat.get(key, "0")) for key in ("total_active_file", "total_inactive_file"))
+    return sum(int(stat.get(f"{prefix}{key}", "0")) for key in ("active_file", "inactive_file"))
 
 
 class CgroupV1:

@@ -4,8 +4,10 @@ Where a cgroup v2 hierarchy is mounted and the process's own cgroup delegates th
 ``cpu`` controllers to children it may create (``cgroup.subtree_control``, writable), a command
 runs in a child cgroup of its own: every process it starts stays in it, whatever it does
 (``setsid``, double forks), and the kernel counts exactly what they use. ``memory.peak`` (kernel
-5.19 or later) is the exact peak, ``cpu.stat``'s ``usage_usec`` the exact CPU time; the samples
-over time read ``memory.current`` and ``usage_usec``.
+5.19 or later) is the exact peak of all memory charged (page cache included), ``cpu.stat``'s
+``usage_usec`` the exact CPU time; the samples over time read ``memory.current`` less the page
+cache of files (``memory.stat``'s ``active_file`` + ``inactive_file``: the kernel drops it under
+pressure, as with v1) and ``usage_usec``.
 
 Elsewhere — a cgroup v1 machine, or a hybrid one whose v2 hierarchy has no controllers — the
 v1 hierarchies are used the same way where the process's own memory and cpuacct cgroups are
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1
+from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache
 
 #: What the kernel must delegate for a measured cgroup.
 CONTROLLERS = ("memory", "cpu")
@@ -152,8 +154,9 @@ class Cgroup:
             return []
 
     def memory_current(self) -> int:
-        """Bytes charged to the cgroup now."""
-        return int((self.path / "memory.current").read_text())
+        """Bytes charged to the cgroup now, less the page cache of files (as v1's, :mod:`.cgroup_v1`)."""
+        current = int((self.path / "memory.current").read_text())
+        return max(0, current - file_cache((self.path / "memory.stat").read_text(), prefix=""))
 
     def memory_peak(self) -> int | None:
         """The highest ``memory.current`` so far (None before kernel 5.19, which has no ``memory.peak``)."""

@@ -19,7 +19,7 @@ import pytest
 from runtime_helpers import child
 
 from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache, own_folders, v1_mounts, v1_paths
-from peakopt.runtime.cgroups import detect
+from peakopt.runtime.cgroups import Cgroup, detect, detect_v2
 from peakopt.runtime.measurement import measure_run
 from peakopt.runtime.tree import MIB
 
@@ -96,6 +96,22 @@ def test_detect_picks_v1_where_v2_has_no_controllers(tmp_path: Path) -> None:
     assert "no cgroup v2 hierarchy is mounted" in missing.reason and "has no cpuacct.usage" in missing.reason
 
 
+def test_v2_samples_leave_the_file_cache_out_too(tmp_path: Path) -> None:
+    group = Cgroup(tmp_path)
+    with group:
+        (group.path / "memory.current").write_text(f"{300 * MIB}\n")
+        (group.path / "memory.stat").write_text(
+            f"anon {90 * MIB}\nfile {210 * MIB}\nactive_file {MIB}\n"
+            f"inactive_file {199 * MIB}\nshmem {10 * MIB}\n"
+        )
+        (group.path / "cpu.stat").write_text("usage_usec 1500000\n")
+        (group.path / "cgroup.procs").write_text("12\n34\n")
+        assert group.memory_current() == 100 * MIB  # shared memory (in file) stays counted
+        assert group.memory_peak() is None and group.usage_usec() == 1500000 and group.pids() == [12, 34]
+        for name in ("memory.current", "memory.stat", "cpu.stat", "cgroup.procs"):
+            (group.path / name).unlink()
+
+
 def test_co_mounted_controllers_share_one_cgroup(tmp_path: Path) -> None:
     group = CgroupV1({"memory": tmp_path, "cpuacct": tmp_path})
     assert group.folders == [group.memory] and group.memory == group.cpuacct
@@ -112,15 +128,12 @@ def leftovers() -> list[Path]:
     return [p for parent in set(V1.values()) for p in parent.glob(f"peakopt-{os.getpid()}-*")]
 
 
-@pytest.mark.skipif(
-    not Path("/sys/fs/cgroup/memory/memory.max_usage_in_bytes").is_file() or os.geteuid() != 0,
-    reason="not a cgroup v1 machine run as root",
-)
-def test_detect_picks_v1_on_a_v1_machine_as_root() -> None:
+@real_v1
+def test_detect_picks_v1_here() -> None:
     found = detect()
-    assert found.reason in ("cgroup v1", "cgroup v2"), found.reason  # v2 first, where it delegates
-    if not (Path("/sys/fs/cgroup/cgroup.controllers").is_file()):  # no pure v2 mount: v1 it is
-        assert found.reason == "cgroup v1" and set(found.v1) == {"memory", "cpuacct"}
+    if detect_v2().parent is None:  # v2 comes first where it delegates memory and cpu (not here)
+        assert found.reason == "cgroup v1" and dict(found.v1) == V1 and found.parent == V1["memory"]
+        assert isinstance(found.group(), CgroupV1)
 
 
 @real_v1
