@@ -40,7 +40,8 @@ def summary(task: Task) -> str:
     type=click.Choice(ACCOUNTINGS),
     default="auto",
     show_default=True,
-    help="cgroup (v2: exact memory.peak and cpu.stat), psutil (sampling the process tree), or auto: "
+    help="cgroup (a cgroup of its own: v2, exact memory.peak and cpu.stat, or else v1, exact "
+    "memory.max_usage_in_bytes and cpuacct.usage), psutil (sampling the process tree), or auto: "
     "cgroup where available, else psutil.",
 )
 @click.option(

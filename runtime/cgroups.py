@@ -1,15 +1,19 @@
-"""cgroup v2 accounting: a fresh cgroup per measured command, read from the kernel's own counters.
+"""cgroup accounting: a fresh cgroup per measured command, read from the kernel's own counters.
 
 Where a cgroup v2 hierarchy is mounted and the process's own cgroup delegates the ``memory`` and
 ``cpu`` controllers to children it may create (``cgroup.subtree_control``, writable), a command
 runs in a child cgroup of its own: every process it starts stays in it, whatever it does
 (``setsid``, double forks), and the kernel counts exactly what they use. ``memory.peak`` (kernel
-5.19 or later) is the exact peak, ``cpu.stat``'s ``usage_usec`` the exact CPU time; the samples
-over time read ``memory.current`` and ``usage_usec``.
+5.19 or later) is the exact peak of all memory charged (page cache included), ``cpu.stat``'s
+``usage_usec`` the exact CPU time; the samples over time read ``memory.current`` less the page
+cache of files (``memory.stat``'s ``active_file`` + ``inactive_file``: the kernel drops it under
+pressure, as with v1) and ``usage_usec``.
 
-Elsewhere — cgroup v1 or a hybrid machine whose v2 hierarchy has no controllers, a container
-that does not delegate them, a read-only ``/sys/fs/cgroup`` — :func:`detect` says why not, and the
-profiler samples the process tree with psutil (:mod:`peakopt.runtime.tree`) instead.
+Elsewhere — a cgroup v1 machine, or a hybrid one whose v2 hierarchy has no controllers — the
+v1 hierarchies are used the same way where the process's own memory and cpuacct cgroups are
+writable (:mod:`peakopt.runtime.cgroup_v1`). Where neither can be used — a container that does
+not delegate them, a read-only ``/sys/fs/cgroup`` — :func:`detect` says why not, and the profiler
+samples the process tree with psutil (:mod:`peakopt.runtime.tree`) instead.
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache
 
 #: What the kernel must delegate for a measured cgroup.
 CONTROLLERS = ("memory", "cpu")
@@ -28,10 +35,27 @@ _counter = itertools.count()
 
 @dataclass(frozen=True)
 class Detected:
-    """Whether cgroup v2 accounting can be used here: the parent folder to create cgroups in, or why not."""
+    """Which cgroup accounting can be used here, and where to create cgroups; or why none.
+
+    Attributes
+    ----------
+    parent
+        The folder to create cgroups in (v2), or the memory hierarchy's one (v1); None: no cgroups.
+    reason
+        ``cgroup v2``, ``cgroup v1``, or why neither can be used.
+    v1
+        With cgroup v1, the parent folders by controller (``memory``, ``cpuacct``).
+    """
 
     parent: Path | None
     reason: str
+    v1: Mapping[str, Path] = field(default_factory=dict)
+
+    def group(self) -> Cgroup | CgroupV1 | None:
+        """A new (not yet created) cgroup for one command, or None without cgroups."""
+        if self.parent is None:
+            return None
+        return CgroupV1(dict(self.v1)) if self.v1 else Cgroup(self.parent)
 
 
 def own_cgroup(proc_cgroup: str) -> str | None:
@@ -54,7 +78,18 @@ def v2_mount(mountinfo: str) -> Path | None:
 
 
 def detect(proc: Path = Path("/proc/self")) -> Detected:
-    """Whether this process can create measured cgroup v2 children, and where (see the module docstring)."""
+    """Whether this process can create measured cgroups, v2 or else v1, and where (see the module)."""
+    found = detect_v2(proc)
+    if found.parent is not None:
+        return found
+    folders, why = detect_v1(proc)
+    if folders:
+        return Detected(folders["memory"], "cgroup v1", folders)
+    return Detected(None, f"{found.reason}; {why}")
+
+
+def detect_v2(proc: Path = Path("/proc/self")) -> Detected:
+    """Whether this process can create measured cgroup v2 children, and where."""
     try:
         mount = v2_mount((proc / "mountinfo").read_text())
         path = own_cgroup((proc / "cgroup").read_text())
@@ -70,9 +105,7 @@ def detect(proc: Path = Path("/proc/self")) -> Detected:
         return Detected(None, f"cannot read the cgroup {parent} ({exc.strerror})")
     missing = [c for c in CONTROLLERS if c not in available or c not in delegated]
     if missing:
-        return Detected(
-            None, f"the cgroup v2 hierarchy at {parent} does not delegate {', '.join(missing)} (cgroup v1?)"
-        )
+        return Detected(None, f"the cgroup v2 hierarchy at {parent} does not delegate {', '.join(missing)}")
     if not os.access(parent, os.W_OK):
         return Detected(None, f"the cgroup {parent} is not writable")
     return Detected(parent, "cgroup v2")
@@ -88,13 +121,15 @@ def read_usage_usec(cpu_stat: str) -> int:
 
 
 class Cgroup:
-    """A child cgroup for one measured command: created on entry, removed on exit.
+    """A child cgroup v2 for one measured command: created on entry, removed on exit.
 
     Parameters
     ----------
     parent
         The folder :func:`detect` found.
     """
+
+    accounting = "cgroup v2"
 
     def __init__(self, parent: Path) -> None:
         self.path = parent / f"peakopt-{os.getpid()}-{next(_counter)}"
@@ -111,9 +146,17 @@ class Cgroup:
         """Move the calling process into this cgroup (run in the child between fork and exec)."""
         (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
+    def pids(self) -> list[int]:
+        """The processes in the cgroup now."""
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
     def memory_current(self) -> int:
-        """Bytes charged to the cgroup now."""
-        return int((self.path / "memory.current").read_text())
+        """Bytes charged to the cgroup now, less the page cache of files (as v1's, :mod:`.cgroup_v1`)."""
+        current = int((self.path / "memory.current").read_text())
+        return max(0, current - file_cache((self.path / "memory.stat").read_text(), prefix=""))
 
     def memory_peak(self) -> int | None:
         """The highest ``memory.current`` so far (None before kernel 5.19, which has no ``memory.peak``)."""

@@ -1,8 +1,8 @@
 """One measured run of a real command: its samples over time and the kernel's totals.
 
 :func:`measure_run` starts the command, samples it every ``interval`` seconds until it exits
-(cgroup v2 counters where :func:`~peakopt.runtime.cgroups.detect` allows, else psutil over the
-process tree) and turns the samples into :class:`UsagePiece` s, consecutive intervals of constant
+(cgroup v2 or v1 counters where :func:`~peakopt.runtime.cgroups.detect` allows, else psutil over
+the process tree) and turns the samples into :class:`UsagePiece` s, consecutive intervals of constant
 usage whose CPU seconds add up to the run's exact total. The measurement ends when the command
 exits; a descendant that outlives it is not followed (it is killed when the run is interrupted).
 """
@@ -22,10 +22,11 @@ from typing import Literal
 import psutil
 
 from peakopt.models import PeakoptError
+from peakopt.runtime.cgroup_v1 import CgroupV1
 from peakopt.runtime.cgroups import Cgroup, Detected, detect
 from peakopt.runtime.tree import MIB, Sample, TreeSampler
 
-#: How usage is measured: ``auto`` (cgroup v2 where available, else psutil), or one of them.
+#: How usage is measured: ``auto`` (cgroups, v2 or v1, where available, else psutil), or one of them.
 Accounting = Literal["auto", "cgroup", "psutil"]
 ACCOUNTINGS: tuple[Accounting, ...] = ("auto", "cgroup", "psutil")
 
@@ -54,14 +55,15 @@ class MeasuredRun:
     cpu_seconds
         CPU time of the whole tree (user + system), from the kernel.
     peak_mb
-        Peak resident memory, MiB (cgroup: ``memory.peak``; psutil: the highest sampled sum, or
-        the largest single process's ``ru_maxrss`` if higher).
+        Peak memory, MiB (cgroup v2: ``memory.peak``; v1: ``memory.max_usage_in_bytes``, page
+        cache included; psutil: the highest sampled sum of resident memory, or the largest single
+        process's ``ru_maxrss`` if higher).
     pieces
         Usage over time, back to back from the start (see :func:`usage_pieces`).
     exit_code
         The command's exit status (negative: killed by that signal).
     accounting, interval
-        How it was measured (``cgroup v2`` or ``psutil``) and the sampling interval in seconds.
+        How it was measured (``cgroup v2``, ``cgroup v1`` or ``psutil``) and the sampling interval in seconds.
     """
 
     seconds: float
@@ -74,9 +76,9 @@ class MeasuredRun:
 
 
 class _CgroupSampler:
-    """Samples a cgroup's ``memory.current`` and CPU time (the same :class:`Sample` as psutil's)."""
+    """Samples a cgroup's memory now and CPU time (the same :class:`Sample` as psutil's)."""
 
-    def __init__(self, group: Cgroup, started: float) -> None:
+    def __init__(self, group: Cgroup | CgroupV1, started: float) -> None:
         self.group, self.started = group, started
         self._last = (started, 0)
 
@@ -94,7 +96,7 @@ def choose_accounting(accounting: Accounting) -> Detected:
         return Detected(None, "psutil sampling was asked for")
     found = detect()
     if accounting == "cgroup" and found.parent is None:
-        raise ProfileError(f"cgroup v2 accounting is not available here: {found.reason}")
+        raise ProfileError(f"cgroup accounting is not available here: {found.reason}")
     return found
 
 
@@ -109,7 +111,7 @@ def measure_run(
         When the command is not found or cannot be started, or cgroups are asked for and unavailable.
     """
     found = choose_accounting(accounting)
-    with Cgroup(found.parent) if found.parent else contextlib.nullcontext() as group:
+    with found.group() or contextlib.nullcontext() as group:
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -125,13 +127,13 @@ def measure_run(
         try:
             status, usage = _follow(proc, sampler, samples, interval)
         except BaseException:
-            kill_tree(proc.pid, [proc.pid, *(getattr(sampler, "pids", ()))])
+            kill_tree(proc.pid, [proc.pid, *(group.pids() if group else getattr(sampler, "pids", ()))])
             raise
         seconds = time.monotonic() - started
         if group:
             cpu = group.usage_usec() / 1e6
             peak = (group.memory_peak() or 0) / MIB
-            how = "cgroup v2"
+            how = group.accounting
         else:
             cpu = usage.ru_utime + usage.ru_stime
             peak = max(getattr(sampler, "peak_mb", 0.0), usage.ru_maxrss / 1024)  # ru_maxrss: KiB

@@ -11,7 +11,7 @@ and returns a :class:`~peakopt.models.Task`:
   ``lognormal`` of the runs' multipliers (a run's highest ratio of its peak cores or memory to
   the median run's), each left out when the runs agree;
 - its ``meta`` says what was run and how it was measured: ``command``, and under ``profile``
-  the accounting (``cgroup v2`` or ``psutil``, and why not cgroups), the sampling interval,
+  the accounting (``cgroup v2``, ``cgroup v1`` or ``psutil``, and why not cgroups), the sampling interval,
   the number of runs, every run's wall and CPU seconds and peak memory, the average and peak
   CPU cores and the merge tolerance.
 
@@ -115,7 +115,7 @@ def _meta(runs: Sequence[MeasuredRun], command: Sequence[str], tolerance: float,
         "cpu_peak": round(peak_cores, 3),
         "tolerance": tolerance,
     }
-    if runs[0].accounting != "cgroup v2" and why:
+    if not runs[0].accounting.startswith("cgroup") and why:
         profile["psutil_because"] = why
     return {"command": shlex.join(command), "profile": profile}
 
@@ -143,7 +143,7 @@ def profile_command(
     interval
         Sampling interval in seconds.
     accounting
-        ``auto`` (cgroup v2 where available, else psutil), ``cgroup`` or ``psutil``.
+        ``auto`` (cgroups, v2 or v1, where available, else psutil), ``cgroup`` or ``psutil``.
     tolerance, max_segments
         The segment merge (:func:`~peakopt.runtime.segments.merge_pieces`).
 

@@ -18,7 +18,14 @@ from runtime_helpers import child
 
 from peakopt.models import Workflow
 from peakopt.runtime.cgroups import detect, own_cgroup, read_usage_usec, v2_mount
-from peakopt.runtime.measurement import MeasuredRun, ProfileError, UsagePiece, measure_run, usage_pieces
+from peakopt.runtime.measurement import (
+    Accounting,
+    MeasuredRun,
+    ProfileError,
+    UsagePiece,
+    measure_run,
+    usage_pieces,
+)
 from peakopt.runtime.profile import percentile, profile_command, profile_runs
 from peakopt.runtime.segments import merge_pieces, rounded_durations
 from peakopt.runtime.tree import Sample
@@ -149,19 +156,33 @@ def test_cgroup_files_are_parsed() -> None:
 
 def test_this_machine_says_which_accounting_it_uses() -> None:
     found = detect()
-    assert (found.parent is None) == (found.reason != "cgroup v2")
+    assert (found.parent is None) == (found.reason not in ("cgroup v2", "cgroup v1"))
     if found.parent is None:
-        with pytest.raises(ProfileError, match="cgroup v2 accounting is not available here"):
+        with pytest.raises(ProfileError, match="cgroup accounting is not available here"):
             measure_run(["true"], accounting="cgroup")
 
 
 # --- real commands ------------------------------------------------------------------------
 
 
-def test_a_child_in_phases_is_measured_within_tolerance() -> None:
+#: Both accountings, each measured for real (cgroups skipped only where this process cannot create them).
+ACCOUNTING = [
+    pytest.param(
+        "cgroup", marks=pytest.mark.skipif(detect().parent is None, reason=f"no cgroups: {detect().reason}")
+    ),
+    "psutil",
+]
+
+
+@pytest.mark.parametrize("accounting", ACCOUNTING)
+def test_a_child_in_phases_is_measured_within_tolerance(accounting: Accounting) -> None:
     # 80 MiB for 0.8 s of CPU on one process, then 200 MiB more, asleep for 0.8 s
-    task = profile_command(child((80, 0.8, 1), (200, 0.8, 0)), task_id="phases", interval=0.05)
+    task = profile_command(
+        child((80, 0.8, 1), (200, 0.8, 0)), task_id="phases", interval=0.05, accounting=accounting
+    )
     meta = task.meta["profile"]
+    assert meta["accounting"] == (detect().reason if accounting == "cgroup" else "psutil")
+    assert ("psutil_because" in meta) == (accounting == "psutil")
     peak = max(s.demand["memory_mb"] for s in task.segments)
     assert 280 <= peak <= 280 + INTERPRETER, peak  # the peak: both phases' memory plus the interpreter
     # the first phase: a segment of 80 MiB (+ interpreter) lasting most of its 0.8 s
@@ -174,12 +195,14 @@ def test_a_child_in_phases_is_measured_within_tolerance() -> None:
     assert asleep <= 0.3, task.segments  # mostly asleep (allocating 200 MiB takes some CPU)
     assert 0.8 <= meta["cpu_seconds"][0] <= 0.8 + 0.5  # the kernel's count: the burn plus start-up
     assert task.length >= 1.6 and meta["runs"] == 1 and meta["interval"] == 0.05
+    assert 280 <= meta["memory_peak_mb"][0] <= 280 + INTERPRETER  # the run's peak (cgroups: the kernel's)
 
 
 @pytest.mark.slow
-def test_cpu_of_several_processes_and_the_spread_of_runs() -> None:
+@pytest.mark.parametrize("accounting", ACCOUNTING)
+def test_cpu_of_several_processes_and_the_spread_of_runs(accounting: Accounting) -> None:
     # two processes, each 0.6 s of CPU, holding 50 MiB: measured three times
-    task = profile_command(child((50, 0.6, 2)), runs=3, task_id="two", interval=0.05)
+    task = profile_command(child((50, 0.6, 2)), runs=3, task_id="two", interval=0.05, accounting=accounting)
     meta = task.meta["profile"]
     for cpu in meta["cpu_seconds"]:
         assert 1.2 <= cpu <= 1.2 + 0.8, meta  # two workers' 0.6 s, plus the interpreters' start-up
@@ -189,14 +212,6 @@ def test_cpu_of_several_processes_and_the_spread_of_runs() -> None:
     if task.varies is not None and task.varies.duration is not None:
         low, high = min(meta["seconds"]), max(meta["seconds"])
         assert low <= task.varies.duration.p10 <= task.varies.duration.p90 <= high
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(detect().parent is None, reason=f"no cgroup v2 accounting here: {detect().reason}")
-def test_cgroup_accounting_measures_the_exact_peak() -> None:
-    task = profile_command(child((150, 0.3, 0)), accounting="cgroup", interval=0.05)
-    assert task.meta["profile"]["accounting"] == "cgroup v2"
-    assert 150 <= max(s.demand["memory_mb"] for s in task.segments) <= 150 + INTERPRETER
 
 
 def test_a_failing_or_missing_command_is_an_error() -> None:
