@@ -115,16 +115,16 @@ def _realised(task: Task, length: float, scale: float, places: int) -> Task:
     segments = task.segments
     if length == task.length:
         durations = [s.duration for s in segments]
-    elif task.length > 0:
-        # cumulative boundaries, each rounded: the segments stay >= 0 and add up to the length
-        ratio, total, bounds = length / task.length, 0.0, [0.0]
-        for segment in segments:
-            total += segment.duration
+    else:
+        # cumulative boundaries, each rounded: the segments stay >= 0 and add up to the length; in
+        # proportion to the nominal segments, or evenly when there is nothing to be in proportion to
+        weights = [s.duration for s in segments] if task.length > 0 else [1.0] * len(segments)
+        ratio, total, bounds = length / (task.length if task.length > 0 else len(segments)), 0.0, [0.0]
+        for weight in weights:
+            total += weight
             bounds.append(round(total * ratio, places))
         bounds[-1] = length
         durations = [max(0.0, round(b - a, places)) for a, b in itertools.pairwise(bounds)]
-    else:  # nothing to be in proportion to: the run time is shared out evenly
-        durations = [round(length / len(segments), places)] * len(segments)
     demands = [{r: _scaled(a, scale) for r, a in s.demand.items()} for s in segments]
     fields: dict[str, Any] = {"varies": None, "duration": None, "demand": None, "profile": None}
     if task.profile is None:

@@ -76,6 +76,25 @@ def test_realised_workflow_matches_the_scenario(workflow: Workflow, k: int) -> N
                 )
 
 
+def test_a_step_of_no_nominal_time_shares_its_run_out_evenly_and_wholly() -> None:
+    # two segments of 0 s: nothing to be in proportion to; an even share each, rounded to the
+    # grid, must still add up to the drawn run time (0.837 s came out as 2 x 0.418)
+    task = Task.model_validate(
+        {
+            "id": "t",
+            "profile": [{"duration": 0, "demand": {}}] * 2,
+            "varies": {"duration": {"kind": "lognormal", "p10": 0.5, "p50": 1.0, "p90": 1.0}},
+        }
+    )
+    workflow = Workflow(id="w", tasks=(task,))
+    scenarios = draw(workflow, 40, seed=2)
+    for k in range(40):
+        (realised,) = scenarios.workflow(k).tasks
+        assert realised.length == pytest.approx(scenarios.lengths[k][0], abs=1e-12)
+        first, second = (s.duration for s in realised.segments)
+        assert abs(first - second) <= 1e-3 + 1e-12
+
+
 @TIGHT
 @given(workflows(), st.integers(0, 3))
 def test_zero_noise_is_the_nominal_workflow(workflow: Workflow, seed: int) -> None:
