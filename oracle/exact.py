@@ -21,6 +21,7 @@ overload counts in a schedule of 10**7 s (10**-9 of it), a 1 µs sliver does not
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable
 from fractions import Fraction
 
@@ -90,7 +91,8 @@ def same_time(a: float, b: float, scale: float | None = None) -> bool:
     a makespan against the one a schedule gives): exactly, on the shortest
     decimals, with the relative :data:`TOLERANCE`:
     ``|a − b| <= 1e-12 · scale``. ``same_time(0.1 + 0.2, 0.3)`` is True,
-    ``same_time(1e7, 1e7 + 0.01)`` is False; 0 is only the same as 0.
+    ``same_time(1e7, 1e7 + 0.01)`` is False; 0 is only the same as 0. A scale below the
+    smallest normal float (subnormal times, whose decimals have fewer digits) counts as that.
 
     Parameters
     ----------
@@ -101,9 +103,13 @@ def same_time(a: float, b: float, scale: float | None = None) -> bool:
         (for a schedule from 0, its makespan). By default ``max(|a|, |b|)``,
         which is that scale when one of them is the makespan.
     """
-    extra = () if scale is None else (abs(scale),)
-    _, (x, y, *rest) = on_grid((a, b, *extra))
-    return close(x, y, rest[0] if rest else max(abs(x), abs(y)))
+    span = max(abs(a), abs(b)) if scale is None else abs(scale)
+    if span < sys.float_info.min:
+        # subnormal floats carry fewer digits than the tolerance assumes (a step of 1e-11 relative
+        # at 4e-313): below the smallest normal float, measure against it instead
+        span = sys.float_info.min if span > 0 else 0.0
+    _, (x, y, grid_span) = on_grid((a, b, span))
+    return close(x, y, grid_span)
 
 
 def before(a: float, b: float, scale: float | None = None) -> bool:

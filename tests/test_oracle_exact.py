@@ -52,6 +52,9 @@ def test_a_common_grid_holds_every_value_exactly() -> None:
         (1e7, 1e7 + 1e-6, True),  # 1 µs is not (1e-13 relative, about 500 ulps)
         (0.0, 1e-300, False),  # only 0 is the same as 0
         (1.0, 1.0 + 2 * TOLERANCE, False),
+        # subnormal times carry fewer digits than the tolerance: a float step is 1e-11 relative here
+        (2.2250738585e-313 + 2.2250738585e-313, 4.450147717e-313, True),
+        (1e-300, 1.01e-300, False),  # a normal float keeps the relative rule
     ],
 )
 def test_same_time_is_relative_to_the_instants(a: float, b: float, same: bool) -> None:
