@@ -127,6 +127,10 @@ def score_trace(
     workflow, schedule = trace.realised(demand)
     problems = _problems(trace)
     score = evaluate(workflow, trace.machine, schedule)
+    if score.slowed_makespan is not None:
+        # a run's actual durations already hold whatever slowdown oversubscribing a soft resource
+        # caused: slowing the timetable again would count it twice
+        score = score.model_copy(update={"slowed_makespan": score.makespan})
     best = None
     if not problems and score.valid:
         from peakopt.solver import solve  # OR-Tools: only when a run is scored

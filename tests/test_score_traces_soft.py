@@ -27,4 +27,10 @@ def test_a_run_that_oversubscribed_only_cpu_is_safe_unless_soft_counts_as_hard(t
         assert code == 0, err
         (row,) = [json.loads(line) for line in out.splitlines()]
         verdicts[options] = row["safe"]
+        if row["safe"]:
+            # the run's durations already hold whatever slowdown it had: not slowed a second time
+            # (processor sharing would say 0.4 s for two 1-core steps on one core)
+            assert row["slowed_makespan"] == row["makespan"] < 0.35, row
+            # and it is charged never less than the optimum for its durations: one at a time
+            assert row["gap"] == 0 and row["efficiency"] == 1, row
     assert verdicts == {(): True, ("--soft-as-hard",): False}
