@@ -12,6 +12,7 @@ from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine
 from peakopt.oracle import evaluate
+from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.policies import named_policy
 from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
@@ -80,6 +81,12 @@ def trace_verdict(trace: Trace, machine: Machine) -> str:
 @click.option(
     "--interval", type=SECONDS, default=0.1, show_default=True, help="Sampling interval of --measure (s)."
 )
+@click.option(
+    "--cgroup-memory",
+    is_flag=True,
+    help="Lower the machine's memory_mb capacity to this process's cgroup memory limit (v2 memory.max, "
+    "v1 memory.limit_in_bytes, the ancestors' included) where that is lower.",
+)
 @seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s).")
 @click.option(
     "--replan",
@@ -110,6 +117,7 @@ def run_command(
     no_guard: bool,
     measure: bool,
     interval: float,
+    cgroup_memory: bool,
     time_limit: float,
     replan: bool,
     replan_limit: float,
@@ -139,6 +147,9 @@ def run_command(
     out = claim(output, paths)
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     workflow, machine = choose(targets(paths, machine_refs, read), workflow_id)
+    if cgroup_memory:
+        machine, how = within_limit(machine, memory_limit())
+        note(how)
     steps = given_commands(given)
     unknown = sorted(set(steps) - workflow.index.keys())
     if unknown:

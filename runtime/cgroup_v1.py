@@ -60,11 +60,13 @@ def v1_paths(proc_cgroup: str) -> dict[str, str]:
     return found
 
 
-def own_folders(mountinfo: str, proc_cgroup: str) -> tuple[dict[str, Path], str]:
-    """The folders of the process's own memory and cpuacct cgroups, or what is missing (or "")."""
+def own_folders(
+    mountinfo: str, proc_cgroup: str, controllers: tuple[str, ...] = CONTROLLERS
+) -> tuple[dict[str, Path], str]:
+    """The folders of the process's own cgroups of ``controllers``, or what is missing (or "")."""
     mounts, paths = v1_mounts(mountinfo), v1_paths(proc_cgroup)
     folders = {}
-    for controller in CONTROLLERS:
+    for controller in controllers:
         if controller not in mounts or controller not in paths:
             return {}, f"no cgroup v1 {controller} hierarchy is mounted"
         mount, root = mounts[controller]
@@ -101,6 +103,24 @@ def file_cache(memory_stat: str, prefix: str = "total_") -> int:
     """
     stat = dict(line.split(" ", 1) for line in memory_stat.splitlines() if " " in line)
     return sum(int(stat.get(f"{prefix}{key}", "0")) for key in ("active_file", "inactive_file"))
+
+
+def remove_cgroup(folder: Path, *, attempts: int = 50) -> None:
+    """Move the processes left in a v1 cgroup to its parent and remove it (retried while busy)."""
+    for _ in range(attempts):
+        with contextlib.suppress(OSError):  # gone already, or being removed
+            for pid in (folder / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):  # it ended meanwhile
+                    (folder.parent / "cgroup.procs").write_text(pid)
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+            time.sleep(0.02)  # a process is still leaving (an exiting one cannot be moved)
 
 
 class CgroupV1:
@@ -150,22 +170,10 @@ class CgroupV1:
                 found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
         return sorted(found)
 
-    def remove(self, *, attempts: int = 50) -> None:
-        """Move the processes left to the parent cgroups and remove the cgroups (retried while busy)."""
+    def remove(self) -> None:
+        """Move the processes left to the parent cgroups and remove the cgroups."""
         for folder in self.folders:
-            for _ in range(attempts):
-                for pid in self.pids():
-                    with contextlib.suppress(OSError):  # it ended meanwhile
-                        (folder.parent / "cgroup.procs").write_text(str(pid))
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as exc:
-                    if exc.errno != errno.EBUSY:
-                        raise
-                    time.sleep(0.02)  # a process is still leaving (an exiting one cannot be moved)
+            remove_cgroup(folder)
 
     def memory_current(self) -> int:
         """Bytes charged to the cgroup now, less the page cache of files (see the module docstring)."""

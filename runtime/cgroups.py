@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache
+from peakopt.models import Machine
+from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache, own_folders
 
 #: What the kernel must delegate for a measured cgroup.
 CONTROLLERS = ("memory", "cpu")
@@ -109,6 +110,67 @@ def detect_v2(proc: Path = Path("/proc/self")) -> Detected:
     if not os.access(parent, os.W_OK):
         return Detected(None, f"the cgroup {parent} is not writable")
     return Detected(parent, "cgroup v2")
+
+
+#: A limit at or above this many bytes is no limit (the kernel shows "unlimited" as about 2**63).
+UNLIMITED = 2**62
+
+
+def memory_limit(proc: Path = Path("/proc/self")) -> int | None:
+    """The memory limit on this process's cgroup in bytes, its ancestors' included; None without one.
+
+    cgroup v2: the lowest ``memory.max`` from the process's cgroup up to the hierarchy's root;
+    v1: ``memory.stat``'s ``hierarchical_memory_limit`` of its memory cgroup (the ancestors'
+    included), or its ``memory.limit_in_bytes``. Only reading is needed, no delegation.
+    """
+    try:
+        mountinfo, cgroup = (proc / "mountinfo").read_text(), (proc / "cgroup").read_text()
+    except OSError:
+        return None
+    limits: list[int] = []
+    mount, path = v2_mount(mountinfo), own_cgroup(cgroup)
+    if mount is not None and path is not None:
+        folder = mount / path.lstrip("/")
+        for level in (folder, *folder.parents):
+            limits += _read_limit(level / "memory.max")
+            if level == mount:
+                break
+    folders, _ = own_folders(mountinfo, cgroup, ("memory",))
+    if "memory" in folders:
+        stat = _read_limit(folders["memory"] / "memory.stat", key="hierarchical_memory_limit")
+        limits += stat or _read_limit(folders["memory"] / "memory.limit_in_bytes")
+    found = [limit for limit in limits if limit < UNLIMITED]
+    return min(found) if found else None
+
+
+def within_limit(machine: Machine, limit: int | None) -> tuple[Machine, str]:
+    """The machine with its ``memory_mb`` lowered to a cgroup memory ``limit`` (bytes), and what was done.
+
+    A machine whose declared memory is at most the limit, or a limit of None, is kept as it is.
+    """
+    declared = machine.capacity.get("memory_mb")
+    if limit is None:
+        return machine, "no cgroup memory limit here: memory_mb as declared"
+    mib = round(limit / 2**20, 3)
+    if declared is not None and declared <= mib:
+        return machine, f"memory_mb {declared:g} MiB as declared, within the cgroup limit of {mib:g} MiB"
+    lowered = Machine.model_validate(
+        {**machine.model_dump(), "capacity": {**machine.capacity, "memory_mb": mib}}
+    )
+    was = f"declared {declared:g} MiB" if declared is not None else "not declared"
+    return lowered, f"memory_mb {mib:g} MiB: this process's cgroup memory limit ({was})"
+
+
+def _read_limit(path: Path, key: str = "") -> list[int]:
+    """The number in a limit file (``max``: none), or on its ``key`` line; empty when unreadable or absent."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return []
+    if key:
+        text = next((line.split()[1] for line in text.splitlines() if line.startswith(key + " ")), "")
+    text = text.strip()
+    return [int(text)] if text.isdigit() else []
 
 
 def read_usage_usec(cpu_stat: str) -> int:

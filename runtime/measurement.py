@@ -57,7 +57,8 @@ class MeasuredRun:
     peak_mb
         Peak memory, MiB (cgroup v2: ``memory.peak``; v1: ``memory.max_usage_in_bytes``, page
         cache included; psutil: the highest sampled sum of resident memory, or the largest single
-        process's ``ru_maxrss`` if higher).
+        process's ``ru_maxrss`` if higher — counted only above this process's own ``ru_maxrss``,
+        which a forked child inherits through exec).
     pieces
         Usage over time, back to back from the start (see :func:`usage_pieces`).
     exit_code
@@ -111,6 +112,7 @@ def measure_run(
         When the command is not found or cannot be started, or cgroups are asked for and unavailable.
     """
     found = choose_accounting(accounting)
+    inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB: what a fork starts from
     with found.group() or contextlib.nullcontext() as group:
         started = time.monotonic()
         try:
@@ -136,7 +138,9 @@ def measure_run(
             how = group.accounting
         else:
             cpu = usage.ru_utime + usage.ru_stime
-            peak = max(getattr(sampler, "peak_mb", 0.0), usage.ru_maxrss / 1024)  # ru_maxrss: KiB
+            # ru_maxrss (KiB) survives exec: at most this process's own, it may be only that
+            largest = usage.ru_maxrss / 1024 if usage.ru_maxrss > inherited else 0.0
+            peak = max(getattr(sampler, "peak_mb", 0.0), largest)
             how = "psutil"
     peak = max(peak, max((s.memory_mb for s in samples), default=0.0))
     return MeasuredRun(seconds, cpu, peak, usage_pieces(samples, seconds, cpu), status, how, interval)

@@ -7,6 +7,8 @@ Tolerances are those of tests/test_profile.py (a shared 2-core machine).
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import signal
 import subprocess
@@ -16,11 +18,21 @@ from pathlib import Path
 
 import psutil
 import pytest
-from runtime_helpers import child
+from runtime_helpers import child, shell
 
-from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache, own_folders, v1_mounts, v1_paths
-from peakopt.runtime.cgroups import Cgroup, detect, detect_v2
+from peakopt.models import Machine
+from peakopt.runtime.cgroup_v1 import (
+    CgroupV1,
+    detect_v1,
+    file_cache,
+    own_folders,
+    remove_cgroup,
+    v1_mounts,
+    v1_paths,
+)
+from peakopt.runtime.cgroups import Cgroup, detect, detect_v2, memory_limit, within_limit
 from peakopt.runtime.measurement import measure_run
+from peakopt.runtime.trace import load_trace
 from peakopt.runtime.tree import MIB
 
 #: What the Python interpreter itself holds, MiB (a margin: measured 10-25 here).
@@ -227,3 +239,80 @@ def test_an_interrupted_run_leaves_no_cgroup_and_no_process() -> None:
     assert not any(
         psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in members
     )
+
+
+# --- a machine's memory capacity from the cgroup limit --------------------------------------
+
+
+def test_the_memory_limit_is_the_lowest_of_the_cgroup_and_its_ancestors(tmp_path: Path) -> None:
+    root = tmp_path / "cgroup2"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "memory.max").write_text("max\n")  # no limit at the root
+    (root / "a" / "memory.max").write_text(f"{512 * MIB}\n")
+    (root / "a" / "b" / "memory.max").write_text("max\n")
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "cgroup").write_text("0::/a/b\n")
+    (proc / "mountinfo").write_text(f"41 31 0:38 / {root} rw - cgroup2 cgroup2 rw\n")
+    assert memory_limit(proc) == 512 * MIB
+    (root / "a" / "memory.max").write_text("max\n")
+    assert memory_limit(proc) is None
+    memory = tmp_path / "memory"
+    (memory / "job").mkdir(parents=True)
+    (memory / "job" / "memory.stat").write_text(f"rss 1\nhierarchical_memory_limit {256 * MIB}\n")
+    (memory / "job" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    v1 = fake_v1(tmp_path / "v1", "4:memory:/job\n", ("/", str(memory), "memory"))
+    assert memory_limit(v1) == 256 * MIB  # an ancestor's limit, through hierarchical_memory_limit
+    assert memory_limit(tmp_path / "nowhere") is None
+
+
+def test_a_machine_within_the_limit() -> None:
+    box = Machine(name="box", capacity={"cpu": 2, "memory_mb": 1000}, soft=("cpu",))
+    lowered, how = within_limit(box, 384 * MIB)
+    assert lowered.capacity == {"cpu": 2, "memory_mb": 384} and lowered.soft == ("cpu",)
+    assert how == "memory_mb 384 MiB: this process's cgroup memory limit (declared 1000 MiB)"
+    assert within_limit(box, 2000 * MIB)[0] is box and within_limit(box, None)[0] is box
+    assert within_limit(Machine(name="m", capacity={"cpu": 1}), MIB)[0].capacity["memory_mb"] == 1
+
+
+@pytest.mark.slow
+@real_v1
+def test_run_under_a_cgroup_limit_admits_what_fits_the_limit(tmp_path: Path) -> None:
+    # three steps holding 100 MiB each (declared 250): the declared 1000 MiB would run them together,
+    # the cgroup's 384 MiB one at a time
+    tasks = [
+        {"id": n, "duration": 0.3, "demand": {"memory_mb": 250}, "meta": {"command": shell((100, 0.3, 0))}}
+        for n in "abc"
+    ]
+    machines = [{"name": "box", "capacity": {"cpu": 2, "memory_mb": 1000}}]
+    workflow = tmp_path / "wf.json"
+    workflow.write_text(json.dumps({"machines": machines, "workflows": [{"id": "w", "tasks": tasks}]}))
+    limited = V1["memory"] / f"peakopt-test-{os.getpid()}-limit"
+    limited.mkdir()
+    try:
+        (limited / "memory.limit_in_bytes").write_text(str(384 * MIB))
+        done = subprocess.run(
+            [
+                str(Path(sys.executable).with_name("peakopt")),
+                "run",
+                str(workflow),
+                "--policy",
+                "asap",
+                "--cgroup-memory",
+                "-o",
+                str(tmp_path / "trace.json"),
+            ],
+            preexec_fn=lambda: (limited / "cgroup.procs").write_text(str(os.getpid())),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        remove_cgroup(limited)
+    assert done.returncode == 0, done.stderr
+    assert "memory_mb 384 MiB: this process's cgroup memory limit (declared 1000 MiB)" in done.stderr
+    trace = load_trace(tmp_path / "trace.json")
+    assert trace.machine.capacity["memory_mb"] == 384 and trace.status == "ok"
+    spans = sorted((s.start or 0.0, s.end or 0.0) for s in trace.steps)
+    assert all(b[0] >= a[1] for a, b in itertools.pairwise(spans)), spans  # one at a time
+    assert not limited.exists()

@@ -225,3 +225,12 @@ def test_the_profiled_task_fits_a_workflow() -> None:
     task = profile_command([sys.executable, "-c", "pass"], task_id="noop")
     Workflow(id="w", tasks=(task,))
     assert set(task.segments[0].demand) == {"cpu", "memory_mb"}
+
+
+def test_the_psutil_peak_is_not_the_measuring_process_s(tmp_path: Path) -> None:
+    # a child forked from a large process inherits its high-water mark (ru_maxrss survives exec)
+    held = bytearray(300 * 2**20)
+    held[::4096] = b"\x01" * len(range(0, len(held), 4096))
+    run = measure_run(child((10, 0.3, 0)), accounting="psutil")
+    assert 10 <= run.peak_mb <= 10 + INTERPRETER, run.peak_mb
+    del held
