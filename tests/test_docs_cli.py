@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from types import ModuleType
 
 import pytest
+from docs_scripts import docs_script
 from paths import ROOT
-
-SCRIPT = ROOT / "docs" / "scripts" / "cli_reference.py"
 
 
 def cli_reference() -> ModuleType:
     """docs/scripts/cli_reference.py, a script rather than an installed module."""
-    spec = importlib.util.spec_from_file_location("cli_reference", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return docs_script("cli_reference")
 
 
 def test_a_groups_commands_are_read_from_its_help() -> None:

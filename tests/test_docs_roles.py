@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from types import ModuleType
 
-from paths import ROOT
-
-SCRIPT = ROOT / "docs" / "scripts" / "sphinx_roles.py"
+from docs_scripts import docs_script
 
 
 def roles() -> ModuleType:
     """The extension, a script rather than an installed module."""
-    spec = importlib.util.spec_from_file_location("sphinx_roles", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return docs_script("sphinx_roles")
 
 
 KNOWN = {"Trace": "peakopt.runtime.trace.Trace", "peakopt.oracle.evaluate": "peakopt.oracle.evaluate"}
