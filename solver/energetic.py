@@ -111,17 +111,18 @@ def _overloaded(
     return False
 
 
-def destructive_bound(problem: IntegerProblem, lower: int, upper: int) -> int:
+def destructive_bound(problem: IntegerProblem, lower: int, upper: int, seconds: float = MAX_SECONDS) -> int:
     """``lower`` raised by energetic reasoning: one more than the largest target found infeasible.
 
     Searched by bisection between ``lower`` and ``upper − 1`` (a feasible
-    schedule's makespan), for at most :data:`MAX_SECONDS`; every step that
-    raises the bound is itself a proof, so stopping early loses nothing.
+    schedule's makespan), for at most ``seconds`` (and :data:`MAX_SECONDS`); every
+    step that raises the bound is itself a proof, so stopping early loses nothing.
     """
     windows = Windows(problem)
     began = time.monotonic()
+    budget = min(seconds, MAX_SECONDS)
     low, high = lower, upper - 1  # invariant: every target below low is infeasible; high is unknown
-    while low <= high and time.monotonic() - began < MAX_SECONDS:
+    while low <= high and time.monotonic() - began < budget:
         middle = (low + high) // 2
         if windows.infeasible(middle):
             low = middle + 1

@@ -113,7 +113,8 @@ def solve(
     workflow, machine
         The instance.
     time_limit
-        Seconds for the whole search (model building excluded).
+        Seconds for the whole solve: the start schedule, the bounds and the search all count
+        against it (building the models does not).
     workers
         Solver threads. With ``workers=1`` and a fixed ``seed`` the same input
         gives the same schedule on every run that finishes within the limit.
@@ -170,11 +171,13 @@ def solve(
             shown = problem.seconds(bound) if real is None else real
             report(None if incumbent is None else problem.seconds(incumbent), shown)
 
-    outcome = _search(problem, initial, cliques, limits, backend, options or CpsatOptions(), ticks)
+    deadline = began + time_limit  # the start schedule and the bounds count against the limit too
+    outcome = _search(problem, initial, cliques, limits, backend, options or CpsatOptions(), deadline, ticks)
     relaxed = None
     if not problem.exact:
-        left = replace(limits, time_limit=time_limit - (time.perf_counter() - began))
-        relaxed = _relaxation(workflow, machine, outcome, left, backend, options or CpsatOptions())
+        relaxed = _relaxation(
+            workflow, machine, outcome, limits, backend, options or CpsatOptions(), deadline
+        )
     params = {
         "time_limit": time_limit,
         "workers": workers,
@@ -195,12 +198,19 @@ def _search(
     limits: Limits,
     backend: str,
     options: CpsatOptions,
+    deadline: float,
     progress: Progress | None = None,
 ) -> Outcome:
-    """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound)."""
-    lower = destructive_bound(problem, lower_bound(problem, cliques), end(problem, initial))
+    """The best schedule in ticks and a proven bound, from ``initial`` (at once if it meets the bound).
+
+    The destructive bound and the search share the time left until ``deadline``
+    (``time.perf_counter()``).
+    """
+    left = max(0.0, deadline - time.perf_counter())
+    lower = destructive_bound(problem, lower_bound(problem, cliques), end(problem, initial), left)
     if end(problem, initial) <= lower:
         return Outcome(initial, end(problem, initial), lower, ["initial schedule meets the bound"])
+    limits = replace(limits, time_limit=max(0.0, deadline - time.perf_counter()))
     request = Request(problem, initial, lower, cliques, limits, options, progress)
     return backend_named(backend).search(request)
 
@@ -221,6 +231,7 @@ def _relaxation(
     limits: Limits,
     backend: str,
     options: CpsatOptions,
+    deadline: float,
 ) -> _Relaxation:
     """A lower bound in seconds on the optimum of rounded data, exactly, and the relaxation's schedule.
 
@@ -235,9 +246,9 @@ def _relaxation(
     cliques = greedy_cliques(relaxed)
     best = max(real_lower_bound(workflow, machine), lower_bound(relaxed, cliques) * relaxed.tick)
     initial = outcome.starts if feasible(relaxed, outcome.starts) else serial(relaxed, relaxed.order)
-    if limits.time_limit < MIN_PHASE or not backend_named(backend).relaxation:
+    if deadline - time.perf_counter() < MIN_PHASE or not backend_named(backend).relaxation:
         return _Relaxation(best, relaxed, initial)
-    found = _search(relaxed, initial, cliques, limits, backend, options)
+    found = _search(relaxed, initial, cliques, limits, backend, options, deadline)
     return _Relaxation(max(best, found.bound * relaxed.tick), relaxed, found.starts)
 
 
