@@ -9,7 +9,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import psutil
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_helpers import child, overlapping, peak_loads
+from strategies import machines, workflows
 
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle import evaluate
@@ -183,6 +186,25 @@ def test_a_plans_order_goes_on_past_the_steps_a_failure_skips() -> None:
         status = {s.id: s.status for s in trace.steps}
         assert status == {"a": "failed", "b": "skipped", "c": "ok", "d": "ok"}, name
         within(trace, chain, BOX)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data(), st.sampled_from(["robust", "optimal"]))
+def test_a_plans_order_never_stalls_whichever_steps_fail(data: st.DataObject, name: str) -> None:
+    workflow = data.draw(workflows(max_tasks=6, piecewise=False))
+    machine = data.draw(machines())
+    failing = data.draw(st.sets(st.sampled_from([t.id for t in workflow.tasks])))
+    policy = named_policy(name, workflow, machine, time_limit=2)
+    steps = {t.id: sleeper(0.0, 1 if t.id in failing else 0) for t in workflow.tasks}
+    trace = run_workflow(workflow, machine, policy, steps, name=name)
+    expected: dict[str, str] = {}
+    for j in workflow.topological_order:  # a step is skipped when a step it depends on did not end well
+        task = workflow.tasks[j]
+        if any(expected[p] != "ok" for p in task.depends_on):
+            expected[task.id] = "skipped"
+        else:
+            expected[task.id] = "failed" if task.id in failing else "ok"
+    assert {s.id: s.status for s in trace.steps} == expected
 
 
 # --- real subprocesses ----------------------------------------------------------------------

@@ -71,6 +71,14 @@ def test_same_time_does_not_depend_on_the_unit(a: float, b: float, unit: float) 
         assert same_time(*moved) == same_time(a, b)
 
 
+@given(st.floats(5e-324, 1e-309), st.floats(5e-324, 1e-309))
+def test_a_subnormal_sum_is_the_sum_of_its_decimals(a: float, b: float) -> None:
+    # subnormal floats carry fewer digits than the tolerance: their float sum must still be the
+    # same instant as the exact sum of their shortest decimals
+    exact = fraction(a) + fraction(b)
+    assert same_time(a + b, float(exact))
+
+
 def test_before_is_strictly_earlier_and_not_the_same_instant() -> None:
     assert before(1.0, 2.0)
     assert not before(0.7 + 0.1, 0.8)  # float noise, not earlier

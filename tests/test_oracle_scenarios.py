@@ -13,7 +13,7 @@ from strategies import varying_workflows, workflows
 
 from peakopt.models import Task, Varies, Workflow
 from peakopt.models.uncertainty import Z90, is_fixed
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.scenarios import Noise, _realised, draw
 
 TIGHT = settings(max_examples=40, deadline=None)
 
@@ -93,6 +93,18 @@ def test_a_step_of_no_nominal_time_shares_its_run_out_evenly_and_wholly() -> Non
         assert realised.length == pytest.approx(scenarios.lengths[k][0], abs=1e-12)
         first, second = (s.duration for s in realised.segments)
         assert abs(first - second) <= 1e-3 + 1e-12
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 7), st.floats(0.001, 1e4), st.sampled_from([0, 1, 3, 6]))
+def test_any_run_time_of_a_step_of_no_nominal_time_is_shared_out_wholly(
+    parts: int, length: float, places: int
+) -> None:
+    task = Task.model_validate({"id": "t", "profile": [{"duration": 0, "demand": {}}] * parts})
+    realised = _realised(task, round(length, places), 1.0, places)
+    assert realised.length == pytest.approx(round(length, places), rel=1e-12, abs=1e-12)
+    durations = [s.duration for s in realised.segments]
+    assert min(durations) >= 0 and max(durations) - min(durations) <= 10.0**-places + 1e-9
 
 
 @TIGHT
