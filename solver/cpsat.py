@@ -73,6 +73,7 @@ class CpsatOptions:
     decision_lp: bool = False
     presolve: bool = True
     lns_from: int = 2000
+    genetic_from: int = 60
 
 
 @dataclass

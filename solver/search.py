@@ -16,6 +16,7 @@ repeat exactly).
 from __future__ import annotations
 
 import math
+import random
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,9 +28,12 @@ from peakopt.solver.conflicts import ConflictStructure, conflict_structure
 from peakopt.solver.cpsat import CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.energetic import Windows
-from peakopt.solver.feasibility import end
+from peakopt.solver.feasibility import end, feasible
+from peakopt.solver.heuristics.arrays import compile_problem
+from peakopt.solver.heuristics.genetic import evolve
+from peakopt.solver.heuristics.rules import latest_finish
 from peakopt.solver.lns import search_neighbourhoods
-from peakopt.solver.scaling import IntegerProblem
+from peakopt.solver.scaling import IntegerProblem, as_instance
 
 #: Phases shorter than this are not started (seconds).
 MIN_PHASE = 0.01
@@ -244,10 +248,19 @@ def search(
         optimise(state, state.solver(limits.time_limit, 1, _share(options, limits, MIN_OPTIMISE_ALONE)))
         destructive(state, usable(problem, options.provers)[0])
         return outcome
+    # the genetic algorithm takes one worker for the whole search, where it applies
+    workers = limits.workers
+    evolving = None
+    if options.genetic_from <= problem.size < options.lns_from and not problem.pinned:
+        evolving = threading.Thread(target=genetic, args=(state,))
+        evolving.start()
+        workers -= 1
     # a good incumbent first (the heuristic one would send the provers after stale targets)
-    optimise(state, state.solver(_share(options, limits, MIN_OPTIMISE), limits.workers))
+    optimise(state, state.solver(_share(options, limits, MIN_OPTIMISE), workers))
     if not outcome.done():
-        _side_by_side(state)
+        _side_by_side(state, workers)
+    if evolving is not None:
+        evolving.join()
     return outcome
 
 
@@ -282,19 +295,55 @@ def neighbourhoods(state: SearchState) -> None:
     outcome.offer(problem, None, None, note)
 
 
-def _side_by_side(state: SearchState) -> None:
+def genetic(state: SearchState) -> None:
+    """The genetic algorithm (:mod:`peakopt.solver.heuristics.genetic`) on the ticks, from the shared incumbent.
+
+    Its schedules are exact on the integer problem (a tick as a second); each
+    better one is checked and offered at once, which stops the decision
+    searches whose target it makes stale.
+    """
+    problem, outcome = state.problem, state.outcome
+    arrays = compile_problem(*as_instance(problem))
+    incumbent = outcome.current()
+    seeds = [sorted(range(problem.size), key=lambda j: (incumbent[j], arrays.rank[j]))]
+
+    def adopt(span: float) -> list[float] | None:
+        # a better schedule of the CP-SAT searches joins the population
+        return [float(s) for s in outcome.current()] if outcome.makespan < span else None
+
+    def offer(start: list[float], _: float) -> None:
+        ticks = [round(s) for s in start]
+        if feasible(problem, ticks):
+            outcome.offer(problem, ticks, None, None)
+            if state.progress is not None:
+                state.progress(outcome.makespan, outcome.bound)
+
+    evolve(
+        arrays,
+        latest_finish(arrays),
+        state.deadline,
+        random.Random(state.limits.seed),
+        offer=offer,
+        stop=outcome.done,
+        seeds=seeds,
+        adopt=adopt,
+    )
+    outcome.offer(problem, None, None, "genetic")
+
+
+def _side_by_side(state: SearchState, workers: int) -> None:
     """The provers and LNS, one worker each, and the optimiser on the workers left over, until the deadline.
 
     LNS (on problems of at least ``options.lns_from`` tasks) takes the place of the last prover.
     """
-    provers = list(usable(state.problem, state.options.provers)[: state.limits.workers])
+    provers = list(usable(state.problem, state.options.provers)[:workers])
     jobs: list[tuple[object, ...]] = [(destructive, state, prover) for prover in provers]
     if state.problem.size >= state.options.lns_from:
-        jobs = [*jobs[: state.limits.workers - 1], (neighbourhoods, state)]
+        jobs = [*jobs[: workers - 1], (neighbourhoods, state)]
     threads = [threading.Thread(target=job[0], args=job[1:]) for job in jobs]  # type: ignore[arg-type]
     for thread in threads:
         thread.start()
-    left = state.limits.workers - len(threads)
+    left = workers - len(threads)
     if left > 0:
         optimise(state, state.solver(state.deadline - time.monotonic(), left))
     for thread in threads:
