@@ -185,8 +185,10 @@ def test_a_child_in_phases_is_measured_within_tolerance(accounting: Accounting) 
     assert ("psutil_because" in meta) == (accounting == "psutil")
     peak = max(s.demand["memory_mb"] for s in task.segments)
     assert 280 <= peak <= 280 + INTERPRETER, peak  # the peak: both phases' memory plus the interpreter
-    # the first phase: a segment of 80 MiB (+ interpreter) lasting most of its 0.8 s
-    first = [s for s in task.segments if 80 <= s.demand["memory_mb"] <= 80 + INTERPRETER]
+    # the first phase: segments nearer 80 MiB (+ interpreter) than 280, lasting most of its 0.8 s;
+    # to keep at most 8 segments the merge may fold the first sample of the 200 MiB allocation
+    # into it, and a segment holds its highest memory (measured: 132 MiB over 0.55 s)
+    first = [s for s in task.segments if 80 <= s.demand["memory_mb"] < (80 + INTERPRETER + 280) / 2]
     # (0.8 s of CPU takes longer on a loaded machine; the merge may fold its edges into a neighbour)
     assert sum(s.duration for s in first) >= 0.25, task.segments
     last = [s for s in task.segments if s.demand["memory_mb"] >= 280]
