@@ -10,7 +10,9 @@ incumbent, then the provers (one worker each, different searches, see
 ``decide.py``) ask the question side by side, any workers left over keep
 optimising, and the first proof stops the others. With one worker the
 optimiser and a prover take turns (a deterministic budget first, so that runs
-repeat exactly).
+repeat exactly). On mid-sized problems (``CpsatOptions.genetic_from``) the
+genetic algorithm takes one of several workers for the whole search, the
+searches above the others, all sharing one incumbent.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.energetic import Windows
 from peakopt.solver.feasibility import end, feasible
 from peakopt.solver.heuristics.arrays import compile_problem
-from peakopt.solver.heuristics.genetic import evolve
+from peakopt.solver.heuristics.genetic import evolve, start_order
 from peakopt.solver.heuristics.rules import latest_finish
 from peakopt.solver.lns import search_neighbourhoods
 from peakopt.solver.scaling import IntegerProblem, as_instance
@@ -296,7 +298,7 @@ def neighbourhoods(state: SearchState) -> None:
 
 
 def genetic(state: SearchState) -> None:
-    """The genetic algorithm (:mod:`peakopt.solver.heuristics.genetic`) on the ticks, from the shared incumbent.
+    """The genetic algorithm (:mod:`~peakopt.solver.heuristics.genetic`) on the ticks, from the incumbent.
 
     Its schedules are exact on the integer problem (a tick as a second); each
     better one is checked and offered at once, which stops the decision
@@ -304,8 +306,7 @@ def genetic(state: SearchState) -> None:
     """
     problem, outcome = state.problem, state.outcome
     arrays = compile_problem(*as_instance(problem))
-    incumbent = outcome.current()
-    seeds = [sorted(range(problem.size), key=lambda j: (incumbent[j], arrays.rank[j]))]
+    seeds = [start_order(arrays, outcome.current())]
 
     def adopt(span: float) -> list[float] | None:
         # a better schedule of the CP-SAT searches joins the population

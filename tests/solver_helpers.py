@@ -121,3 +121,14 @@ def magnitude_instances(draw: st.DrawFn, max_tasks: int = 6) -> tuple[Workflow, 
         tasks.append(Task(id=f"t{i}", depends_on=preds, profile=segments))
     capacity = {r: _decimal(draw, -3, 9) for r in TINY_RESOURCES if draw(st.integers(0, 3))}
     return Workflow(id="w", tasks=tasks), Machine(name="m", capacity=capacity or {"cpu": 1.0})
+
+
+def assert_agree(mine: SolveResult, other: SolveResult, workflow: Workflow, machine: Machine) -> None:
+    """Two solves of one instance, oracle-checked: proven optima equal, neither below the other's bound."""
+    assert_safe(mine, workflow, machine)
+    assert_safe(other, workflow, machine)
+    assert mine.makespan is not None and other.makespan is not None
+    assert mine.lower_bound is not None and other.lower_bound is not None
+    assert mine.makespan >= other.lower_bound - 1e-9 and other.makespan >= mine.lower_bound - 1e-9
+    if mine.status == other.status == "optimal":
+        assert abs(mine.makespan - other.makespan) <= 1e-9 * max(1.0, other.makespan)

@@ -1,4 +1,4 @@
-"""The genetic algorithm: its operators keep lists feasible, its schedules pass the oracle, solve() uses it."""
+"""The genetic algorithm: its operators keep lists feasible, its schedules pass the oracle, solve uses it."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from solver_helpers import assert_safe, generated, tiny_instances
+from solver_helpers import assert_agree, assert_safe, generated, tiny_instances
 
-from peakopt.models import Machine, Schedule, Workflow
+from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
-from peakopt.solver.heuristics.genetic import crossover, evolve, mutate
+from peakopt.solver.heuristics.genetic import crossover, evolve, swap_neighbours
+from peakopt.solver.heuristics.portfolio import to_schedule
 from peakopt.solver.heuristics.rules import latest_finish
 from peakopt.solver.heuristics.sampling import biased_order
 
@@ -48,12 +49,15 @@ def test_crossover_and_mutation_keep_every_predecessor_first(
     child = crossover(mother, father, rng)
     assert _feasible_list(problem, child)
     for _ in range(20):  # many swaps, so that related neighbours are met
-        mutate(child, [frozenset(p) for p in problem.preds], rng)
+        swap_neighbours(child, [frozenset(p) for p in problem.preds], rng)
     assert _feasible_list(problem, child)
 
 
-def _schedule(problem: Problem, start: list[float]) -> Schedule:
-    return Schedule(workflow=problem.workflow, machine=problem.machine, starts=dict(zip(problem.ids, start)))
+def judged_span(workflow: Workflow, machine: Machine, problem: Problem, start: list[float]) -> float:
+    """The oracle's makespan of a schedule it finds valid and safe."""
+    score = evaluate(workflow, machine, to_schedule(problem, start, "genetic"))
+    assert score.valid and score.safe, score.reasons
+    return score.makespan
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -79,13 +83,11 @@ def test_every_schedule_it_offers_is_safe_and_shorter_than_the_last(
     spans = [m for _, m in offered]
     assert spans == sorted(spans, reverse=True) and len(set(spans)) == len(spans)
     for starts, made in offered:
-        score = evaluate(workflow, machine, _schedule(problem, starts))
-        assert score.valid and score.safe, score.reasons
-        assert abs(score.makespan - made) <= 1e-9 * max(1.0, made)
+        assert abs(judged_span(workflow, machine, problem, starts) - made) <= 1e-9 * max(1.0, made)
 
 
 def test_it_stops_at_the_lower_bound() -> None:
-    """A chain meets its critical path at once: no child is built, whatever the deadline."""
+    """One task meets its critical path at once: no child is built, whatever the deadline."""
     workflow, machine = generated(1)
     problem = compile_problem(workflow, machine)
     began = time.monotonic()
@@ -96,18 +98,12 @@ def test_it_stops_at_the_lower_bound() -> None:
 
 @settings(max_examples=30, deadline=None, derandomize=True)
 @given(tiny_instances(max_tasks=8))
-def test_solve_with_the_genetic_algorithm_agrees_with_solve_without(instance: tuple[Workflow, Machine]) -> None:
+def test_solve_agrees_with_and_without_the_genetic_algorithm(instance: tuple[Workflow, Machine]) -> None:
     """Both oracle-checked; proven optima equal; neither's schedule below the other's bound."""
     workflow, machine = instance
     mine = solve(workflow, machine, time_limit=2, workers=2, options=ALWAYS)
     plain = solve(workflow, machine, time_limit=2, workers=2, options=NEVER)
-    assert_safe(mine, workflow, machine)
-    assert_safe(plain, workflow, machine)
-    assert mine.makespan is not None and plain.makespan is not None
-    assert mine.lower_bound is not None and plain.lower_bound is not None
-    assert mine.makespan >= plain.lower_bound - 1e-9 and plain.makespan >= mine.lower_bound - 1e-9
-    if mine.status == plain.status == "optimal":
-        assert abs(mine.makespan - plain.makespan) <= 1e-9 * max(1.0, plain.makespan)
+    assert_agree(mine, plain, workflow, machine)
 
 
 def test_solve_runs_it_beside_the_prover_on_a_mid_sized_workflow() -> None:
@@ -129,3 +125,31 @@ def test_it_keeps_out_of_re_planning() -> None:
     assert result.starts is not None
     assert all(result.starts[tid] == at for tid, at in kept.items())
     assert "genetic" not in result.params["phases"]
+
+
+def test_a_better_schedule_from_elsewhere_joins_the_population() -> None:
+    """What CP-SAT finds is adopted: the run ends no worse than it, the adopted span polled once."""
+    workflow, machine = generated(40)
+    problem = compile_problem(workflow, machine)
+    reference = solve(workflow, machine, time_limit=5, workers=2, options=NEVER)
+    assert reference.starts is not None and reference.makespan is not None
+    elsewhere = [reference.starts[tid] for tid in problem.ids]
+    polled: list[float] = []
+
+    def adopt(span: float) -> list[float] | None:
+        polled.append(span)
+        return elsewhere if span > reference.makespan + 1e-9 else None  # type: ignore[operator]
+
+    polls = iter(range(5))
+    start, span = evolve(
+        problem,
+        latest_finish(problem),
+        time.monotonic() + 60,
+        random.Random(0),
+        stop=lambda: next(polls, None) is None,
+        population=4,
+        adopt=adopt,
+    )
+    assert span <= reference.makespan + 1e-9
+    assert judged_span(workflow, machine, problem, start) == span
+    assert sum(s > reference.makespan + 1e-9 for s in polled) <= 1

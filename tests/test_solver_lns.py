@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
-from solver_helpers import assert_safe, generated, tiny_instances
+from solver_helpers import assert_agree, assert_safe, generated, tiny_instances
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate
@@ -112,13 +112,7 @@ def test_lns_agrees_with_the_plain_model(instance: tuple[Workflow, Machine]) -> 
     workflow, machine = instance
     mine = solve(workflow, machine, time_limit=2, workers=2, options=ALWAYS)
     plain = solve(workflow, machine, time_limit=2, workers=2, options=NEVER)
-    assert_safe(mine, workflow, machine)
-    assert_safe(plain, workflow, machine)
-    assert mine.makespan is not None and plain.makespan is not None
-    assert mine.lower_bound is not None and plain.lower_bound is not None
-    assert mine.makespan >= plain.lower_bound - 1e-9 and plain.makespan >= mine.lower_bound - 1e-9
-    if mine.status == plain.status == "optimal":
-        assert abs(mine.makespan - plain.makespan) <= 1e-9 * max(1.0, plain.makespan)
+    assert_agree(mine, plain, workflow, machine)
 
 
 def test_windowed_lns_on_a_larger_workflow(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,20 +1,24 @@
-"""A steady-state genetic algorithm on activity lists, every child justified (Hartmann 1998; Valls et al. 2005).
+"""A steady-state genetic algorithm on activity lists, each child justified (Hartmann 1998; Valls 2005).
 
 An individual is a precedence-feasible activity list, decoded by the serial
-SGS and then improved by forward-backward passes (:mod:`.improve`); its list
-is then replaced by the order of the improved schedule's starts, so that
-what the population inherits is the justified schedule, not the raw list
-(Valls et al.'s key step: it roughly halves the deviation on PSPLIB j120).
+SGS and then improved by serial forward-backward passes (:mod:`.improve`,
+Valls et al.'s double justification); its list is then replaced by the
+order of the improved schedule's starts, so that what the population
+inherits is the justified schedule, not the raw list.
 
 Children come from two-point crossover of two parents chosen by binary
-tournament, then adjacent swaps of unrelated tasks; a child better than the
-worst individual, and not a copy of one, takes its place. It runs until a
-deadline or until told to stop, and reports every improvement at once, so
-that an exact search beside it can use it as its incumbent.
+tournament, then adjacent swaps of unrelated tasks; a child that would join
+the population is improved again with the parallel passes too. A child
+better than the worst individual, and not a copy of one, takes its place. It
+runs until a deadline or until told to stop, reports every improvement at
+once, and adopts better schedules found elsewhere, so that it and an exact
+search beside it share one incumbent.
 
-It is what finds good schedules of mid-sized RCPSP instances fastest:
-measured on hard PSPLIB j90 instances, CP-SAT with 2 workers ends 10 s about
-7 % above the best known makespans; this ends closer (see ``docs/solver.md``).
+Measured on six hard PSPLIB j90 instances at 10 s, where CP-SAT with 2
+workers ends 7.2 % above the best known makespans (summed), this alone on one
+worker ends 2.7–3.1 % above them over two seeds (4.2 % with a population of
+40 and no second improvement); beside CP-SAT in :func:`peakopt.solver.solve` it
+halves the textbook model's deviation on j90 (``docs/solver.md``).
 """
 
 from __future__ import annotations
@@ -25,16 +29,22 @@ from collections.abc import Callable, Sequence
 
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.improve import improve
-from peakopt.solver.heuristics.sampling import REGRET_OFFSET, biased_order
+from peakopt.solver.heuristics.sampling import biased_order, regret_offset
 from peakopt.solver.heuristics.sgs import priority_order, serial_sgs
 
 #: Individuals kept (measured on six hard j90 instances at 10 s: 80–150 alike, 40 worse by 1 %).
 POPULATION = 100
 #: Chance that each adjacent pair of a child's list is swapped (when the two are unrelated).
 MUTATION = 0.05
-#: Justify children with serial passes only (three times as many children in the same time).
-SERIAL_ONLY = True
-POLISH = True
+
+
+def start_order(problem: Problem, start: Sequence[float]) -> list[int]:
+    """A schedule's activity list: by start, a predecessor first on a tie (zero lengths).
+
+    The serial SGS on it starts no task later than ``start`` does (a feasible ``start``).
+    """
+    rank = problem.rank
+    return sorted(range(problem.size), key=lambda j: (start[j], rank[j]))
 
 
 class Individual:
@@ -42,14 +52,13 @@ class Individual:
 
     __slots__ = ("order", "span", "start")
 
-    def __init__(self, problem: Problem, order: Sequence[int], serial_only: bool = SERIAL_ONLY) -> None:
-        self.keep(problem, *improve(problem, serial_sgs(problem, order), serial_only=serial_only))
+    def __init__(self, problem: Problem, order: Sequence[int]) -> None:
+        # serial passes only: three times as many children in the same time
+        self.keep(problem, *improve(problem, serial_sgs(problem, order), serial_only=True))
 
     def keep(self, problem: Problem, start: list[float], span: float) -> None:
-        rank = problem.rank
-        self.start, self.span = start, span
-        # the justified schedule's own order: by start, a predecessor first on a tie (zero lengths)
-        self.order = sorted(range(problem.size), key=lambda j: (start[j], rank[j]))
+        """Take ``start`` as this individual's schedule, and its order as its list."""
+        self.start, self.span, self.order = start, span, start_order(problem, start)
 
     def polish(self, problem: Problem) -> None:
         """Forward-backward improvement with the parallel passes too, kept if shorter."""
@@ -78,7 +87,7 @@ def crossover(mother: Sequence[int], father: Sequence[int], rng: random.Random) 
     return child
 
 
-def mutate(order: list[int], preds: Sequence[frozenset[int]], rng: random.Random) -> None:
+def swap_neighbours(order: list[int], preds: Sequence[frozenset[int]], rng: random.Random) -> None:
     """Swap adjacent tasks with probability :data:`MUTATION` each, unless the first precedes the second.
 
     Only a direct predecessor can sit right before its successor, so the list stays feasible.
@@ -132,8 +141,7 @@ def evolve(
     tuple
         The best schedule (start times by position) and its makespan.
     """
-    mean = sum(problem.length) / max(1, problem.size)
-    offset = max(REGRET_OFFSET * mean, 1e-9)
+    offset = regret_offset(problem)
     bound = problem.lower_bound + problem.eps
     preds = [frozenset(p) for p in problem.preds]
     people = [Individual(problem, order) for order in [priority_order(problem, keys), *seeds]]
@@ -151,14 +159,14 @@ def evolve(
     while not over():
         found = adopt(best.span) if adopt is not None else None
         if found is not None:
-            child = Individual(problem, sorted(range(problem.size), key=lambda j: (found[j], problem.rank[j])))
+            child = Individual(problem, start_order(problem, found))
         elif len(people) < population:
             child = Individual(problem, biased_order(problem, keys, offset, rng))
         else:
             order = crossover(tournament().order, tournament().order, rng)
-            mutate(order, preds, rng)
+            swap_neighbours(order, preds, rng)
             child = Individual(problem, order)
-            if POLISH and child.span <= max(p.span for p in people):
+            if child.span <= max(p.span for p in people):
                 child.polish(problem)
         if len(people) < population:
             people.append(child)

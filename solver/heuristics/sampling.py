@@ -23,6 +23,12 @@ from peakopt.solver.heuristics.sgs import priority_order, serial_sgs
 REGRET_OFFSET = 0.2
 
 
+def regret_offset(problem: Problem) -> float:
+    """The regret offset of ``problem``: :data:`REGRET_OFFSET` of its mean task length (never 0)."""
+    mean = sum(problem.length) / max(1, problem.size)
+    return max(REGRET_OFFSET * mean, 1e-9)
+
+
 def biased_order(problem: Problem, keys: Sequence[float], offset: float, rng: random.Random) -> list[int]:
     """A precedence-feasible activity list drawn with regret-based bias.
 
@@ -67,8 +73,7 @@ def sample(
     tuple
         The best schedule (start times by position) and its makespan.
     """
-    mean = sum(problem.length) / max(1, problem.size)
-    offset = max(REGRET_OFFSET * mean, 1e-9)
+    offset = regret_offset(problem)
     bound = problem.lower_bound + problem.eps
     best: list[float] = []
     best_span = float("inf")
