@@ -157,21 +157,23 @@ def evolve(
         return a if a.span <= b.span else b
 
     while not over():
+        full = len(people) >= population
+        # the individual a child would replace (found once per child: polishing and replacing use it)
+        worst = max(range(len(people)), key=lambda k: people[k].span) if full else -1
         found = adopt(best.span) if adopt is not None else None
         if found is not None:
             child = Individual(problem, start_order(problem, found))
-        elif len(people) < population:
+        elif not full:
             child = Individual(problem, biased_order(problem, keys, offset, rng))
         else:
             order = crossover(tournament().order, tournament().order, rng)
             swap_neighbours(order, preds, rng)
             child = Individual(problem, order)
-            if child.span <= max(p.span for p in people):
+            if child.span <= people[worst].span:
                 child.polish(problem)
-        if len(people) < population:
+        if not full:
             people.append(child)
         else:
-            worst = max(range(len(people)), key=lambda k: people[k].span)
             if child.span >= people[worst].span or any(p.order == child.order for p in people):
                 continue
             people[worst] = child
