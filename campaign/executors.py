@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 from peakopt.campaign.dask_pool import dask_pool
 from peakopt.campaign.limits import describe
 from peakopt.campaign.pools import HUNG, Lost, Pool, local_pool, send_to_parent
+from peakopt.models import PeakoptError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -65,8 +66,8 @@ __all__ = [
 ]
 
 
-class ExecutorError(RuntimeError):
-    """The cluster cannot be reached or started."""
+class ExecutorError(PeakoptError):
+    """The cluster cannot be reached or started (one ``Error:`` line, as every refused run)."""
 
 
 @dataclass(frozen=True)

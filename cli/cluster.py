@@ -28,9 +28,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from peakopt.campaign.executors import Executor, ExecutorError, Where, open_executor
+from peakopt.campaign.executors import Executor, Where, open_executor
 from peakopt.cli.options import PROCESSES, seconds_option
-from peakopt.models import PeakoptError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -95,11 +94,14 @@ def where(jobs: int | None, dask_local: int | None, scheduler: str | None) -> Wh
 
 
 def start(place: Where, items: int) -> Executor:
-    """Start the executor, no more workers than ``items``; an unreachable cluster is one ``Error:`` line."""
-    try:
-        return open_executor(place.at_most(items))
-    except ExecutorError as exc:
-        raise PeakoptError(str(exc)) from None
+    """Start the executor, no more workers than ``items``; an unreachable cluster is one ``Error:`` line.
+
+    Raises
+    ------
+    ExecutorError
+        A :class:`~peakopt.models.PeakoptError`: the cluster cannot be reached or started.
+    """
+    return open_executor(place.at_most(items))
 
 
 class RateColumn(ProgressColumn):

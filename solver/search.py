@@ -21,6 +21,7 @@ import math
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -52,6 +53,20 @@ class Shared(Outcome):
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     solvers: list[cp_model.CpSolver] = field(default_factory=list, repr=False)
     asking: dict[cp_model.CpSolver, int] = field(default_factory=dict, repr=False)
+    #: the first exception a search raised: it stops the others and reaches the caller
+    failure: BaseException | None = field(default=None, repr=False)
+
+    def done(self, gap_limit: float | None = None) -> bool:
+        """Whether the bound meets the makespan (or the gap limit), or a search has failed."""
+        return self.failure is not None or super().done(gap_limit)
+
+    def fail(self, error: BaseException) -> None:
+        """Record the first failure of a search and stop every running search."""
+        with self.lock:
+            if self.failure is None:
+                self.failure = error
+            for solver in self.solvers:
+                solver.stop_search()
 
     def offer(
         self, problem: IntegerProblem, starts: list[int] | None, bound: int | None, note: str | None
@@ -252,18 +267,42 @@ def search(
         return outcome
     # the genetic algorithm takes one worker for the whole search, where it applies
     workers = limits.workers
-    evolving = None
+    threads = []
     if options.genetic_from <= problem.size < options.lns_from and not problem.pinned:
-        evolving = threading.Thread(target=genetic, args=(state,))
-        evolving.start()
+        threads.append(_thread(state, genetic))
         workers -= 1
-    # a good incumbent first (the heuristic one would send the provers after stale targets)
-    optimise(state, state.solver(_share(options, limits, MIN_OPTIMISE), workers))
-    if not outcome.done():
-        _side_by_side(state, workers)
-    if evolving is not None:
-        evolving.join()
+    try:
+        # a good incumbent first (the heuristic one would send the provers after stale targets)
+        optimise(state, state.solver(_share(options, limits, MIN_OPTIMISE), workers))
+        if not outcome.done():
+            _side_by_side(state, workers)
+    except BaseException as error:
+        outcome.fail(error)  # stops the thread still searching before the error goes up
+    _joined(outcome, threads)
     return outcome
+
+
+def _thread(state: SearchState, phase: Callable[..., None], *args: object) -> threading.Thread:
+    """A started thread running ``phase(state, *args)``; what it raises is recorded, never lost."""
+
+    def run() -> None:
+        try:
+            phase(state, *args)
+        except BaseException as error:  # re-raised by search() once every thread has ended
+            error.add_note(f"in the search thread {getattr(phase, '__name__', phase)!r}")
+            state.outcome.fail(error)
+
+    thread = threading.Thread(target=run, name=f"peakopt-{getattr(phase, '__name__', 'search')}")
+    thread.start()
+    return thread
+
+
+def _joined(outcome: Shared, threads: list[threading.Thread]) -> None:
+    """Wait for ``threads``, then raise the first failure of any search."""
+    for thread in threads:
+        thread.join()
+    if outcome.failure is not None:
+        raise outcome.failure
 
 
 def _share(options: CpsatOptions, limits: Limits, least: float) -> float:
@@ -338,17 +377,17 @@ def _side_by_side(state: SearchState, workers: int) -> None:
     LNS (on problems of at least ``options.lns_from`` tasks) takes the place of the last prover.
     """
     provers = list(usable(state.problem, state.options.provers)[:workers])
-    jobs: list[tuple[object, ...]] = [(destructive, state, prover) for prover in provers]
+    jobs: list[tuple[Callable[..., None], *tuple[object, ...]]] = [(destructive, p) for p in provers]
     if state.problem.size >= state.options.lns_from:
-        jobs = [*jobs[: workers - 1], (neighbourhoods, state)]
-    threads = [threading.Thread(target=job[0], args=job[1:]) for job in jobs]  # type: ignore[arg-type]
-    for thread in threads:
-        thread.start()
+        jobs = [*jobs[: workers - 1], (neighbourhoods,)]
+    threads = [_thread(state, phase, *args) for phase, *args in jobs]
     left = workers - len(threads)
-    if left > 0:
-        optimise(state, state.solver(state.deadline - time.monotonic(), left))
-    for thread in threads:
-        thread.join()
+    try:
+        if left > 0:
+            optimise(state, state.solver(state.deadline - time.monotonic(), left))
+    except BaseException as error:
+        state.outcome.fail(error)
+    _joined(state.outcome, threads)
 
 
 def cpsat(request: Request) -> Outcome:

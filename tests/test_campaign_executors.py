@@ -216,3 +216,13 @@ def test_workers_still_report_after_a_worker_died() -> None:
         said = {m for m in executor.messages() if m[0] == "alive"}
     assert str(found[7]).startswith("worker lost") and found[1] is found[2] is found[3] is None
     assert {("alive", 3)} <= said  # a worker of the new pool reports through the new queue
+
+
+def test_an_unreachable_cluster_is_a_peakopt_error() -> None:
+    # the CLI turns every PeakoptError into one Error: line; a cluster fault must be one too
+    from peakopt.campaign.executors import ExecutorError, Where, open_executor
+    from peakopt.models import PeakoptError
+
+    assert issubclass(ExecutorError, PeakoptError)
+    with pytest.raises(PeakoptError, match="cannot start Dask"):
+        open_executor(Where(scheduler="tcp://127.0.0.1:9"))
