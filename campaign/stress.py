@@ -33,7 +33,7 @@ from peakopt.oracle.scenarios import Scenarios
 from peakopt.oracle.scoring import tier, with_efficiency
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
-from peakopt.solver.solve import solve
+from peakopt.solver.pipeline import solve
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"

@@ -12,7 +12,7 @@ backend proves is its own claim).
 
 Built in: ``cpsat`` (the reference, :mod:`peakopt.solver.search`) and ``milp`` (a
 time-indexed cross-check for small instances, :mod:`peakopt.solver.milp`); both are
-registered by :mod:`peakopt.solver.solve`. :func:`register` adds others.
+registered by :mod:`peakopt.solver.pipeline`. :func:`register` adds others.
 """
 
 from __future__ import annotations

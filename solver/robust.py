@@ -25,7 +25,7 @@ from peakopt.oracle.exact import on_grid, to_float
 from peakopt.oracle.flows import pos_earliest_starts, pos_overflow, resource_flow_edges
 from peakopt.oracle.scenarios import Noise, draw
 from peakopt.solver.expected import PosCandidate, best_expected, candidates, overflow_share
-from peakopt.solver.solve import solve
+from peakopt.solver.pipeline import solve
 
 #: What a robust reference minimises: the makespan at nominal durations, or its sample mean.
 Robust = Literal["nominal", "expected"]

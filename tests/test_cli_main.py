@@ -166,3 +166,37 @@ def test_every_command_module_is_mapped() -> None:
             if isinstance(value, click.Command) and defined_here:
                 found.add((module.__name__, attribute))
     assert found == mapped
+
+
+#: Libraries only the exact solvers need (CP-SAT, the MILP).
+SOLVER_ONLY = ("ortools", "pulp")
+
+
+def test_the_heuristics_load_no_exact_solver() -> None:
+    # the solver package's face is lazy (PEP 562): a heuristic needs neither OR-Tools nor PuLP
+    code = "import sys, peakopt.solver.heuristics; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert not set(SOLVER_ONLY) & set(json.loads(done.stdout.replace("'", '"')))
+
+
+@pytest.mark.parametrize("method", ["asap", "serial", "admission", "sgs:parallel:lft"])
+def test_peakopt_schedule_loads_no_exact_solver(tmp_path: Path, method: str) -> None:
+    modules, out = imported(tmp_path, "schedule", "bundled:refund", "--method", method, "--json")
+    assert not {m.split(".")[0] for m in modules} & set(SOLVER_ONLY), sorted(modules & {"ortools", "pulp"})
+    assert out.strip()
+
+
+def test_the_solver_face_gives_the_function_whatever_was_imported_first() -> None:
+    # the module of solve() is not called solve: importing it first must not hide the function
+    code = (
+        "import peakopt.solver.pipeline, peakopt.solver.cpsat\n"
+        "from peakopt.solver import solve, BACKENDS, register, MilpTooLarge\n"
+        "import inspect; assert inspect.isfunction(solve) and BACKENDS, solve\n"
+        "import peakopt.solver as s; assert 'solve' in dir(s)\n"
+        "try:\n    s.nothing\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "has no attribute 'nothing'" in done.stdout

@@ -91,7 +91,7 @@ def crossing(rule: str, found: list[tuple[str, str, str, str]]) -> str:
 
 def test_the_graph_is_read() -> None:
     assert len(modules()) > 100
-    assert "peakopt.solver.backends" in imports()["peakopt.solver.solve"]
+    assert "peakopt.solver.backends" in imports()["peakopt.solver.pipeline"]
     assert "peakopt.campaign.stress" in imports()["peakopt.campaign.adversarial"]
     assert "ortools.sat.python" in imports()["peakopt.solver.search"]
 

@@ -16,8 +16,8 @@ from peakopt.solver import solve
 from peakopt.solver.backends import REGISTRY, Outcome, Request, register
 from peakopt.solver.feasibility import end
 
-#: The module (``peakopt.solver.solve`` the attribute is the function of that name).
-solve_module = importlib.import_module("peakopt.solver.solve")
+#: The module of solve() (its path is not the name of the function).
+solve_module = importlib.import_module("peakopt.solver.pipeline")
 
 
 def test_a_short_limit_still_gives_a_schedule_a_bound_and_the_memory() -> None:

@@ -18,8 +18,8 @@ from peakopt.solver.feasibility import end, feasible, to_ticks
 from peakopt.solver.flow import chains, left_shift
 from peakopt.solver.heuristics.large import quick_schedule
 from peakopt.solver.lns import Lns, configure, portfolio, relax_and_solve, window_and_solve
+from peakopt.solver.pipeline import initial_schedule
 from peakopt.solver.scaling import IntegerProblem, scale
-from peakopt.solver.solve import initial_schedule
 
 #: LNS on every problem, and never.
 ALWAYS, NEVER = CpsatOptions(lns_from=0), CpsatOptions(lns_from=10**9)
