@@ -88,7 +88,12 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
     show_default=True,
     help="Give each call its duration's run-to-run spread (varies, from the catalog).",
 )
-@click.option("--catalog", "catalog_path", help="A tool catalog JSON file instead of the bundled one.")
+@click.option(
+    "--catalog",
+    "catalog_path",
+    metavar="FILE.json",
+    help="A tool catalog JSON file instead of the bundled one.",
+)
 @click.option("--tasks", type=COUNT, help="Make stress instances of N tasks instead of a suite.")
 @click.option("--kind", type=click.Choice(KINDS), default="layered", show_default=True, help="Stress kind.")
 @click.option("--width", type=COUNT, help="Stress: calls per layer / predecessor window.")
@@ -100,6 +105,7 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
 @click.option(
     "-o",
     "--output",
+    metavar="FILE.json|DIR",
     help=f"A .json file, or a directory (gets {SUITE_FILE} or one file per instance; created if missing, "
     f"in an existing folder). Default: stdout. {REPLACES}",
 )
@@ -217,7 +223,9 @@ def _plan_records(scopes: Scopes) -> list[dict[str, Any]]:
     help="What a schedule prompt's context gives (default rasc): rasc (durations, CPU, memory and "
     "capacities), durations, cpu, memory, cpu-memory, or no-profile (structure only).",
 )
-@click.option("--machine", "machines", multiple=True, help="Only these machine profiles (repeatable).")
+@click.option(
+    "--machine", "machines", multiple=True, metavar="NAME", help="Only these machine profiles (repeatable)."
+)
 @click.option(
     "-o", "--output", metavar="PROMPTS.jsonl", help=f"JSON Lines file to write. Default: stdout. {REPLACES}"
 )

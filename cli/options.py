@@ -168,7 +168,14 @@ def by_option(known: Sequence[str], help_text: str, *, first: str | None = None)
         keys = [BY_ALIASES.get(k, k) for k in split_names([value])]
         return tuple(dict.fromkeys([*([first] if first else []), *keys]))
 
-    return click.option("--by", default="source", show_default=True, callback=parse, help=help_text)
+    return click.option(
+        "--by",
+        default="source",
+        show_default=True,
+        metavar="FIELD[,FIELD...]",
+        callback=parse,
+        help=help_text,
+    )
 
 
 def check_by(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) -> None:

@@ -107,7 +107,9 @@ def _collect(
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, metavar="INPUT...")
-@click.option("--workflow", "workflow_id", help="The workflow to draw, when the inputs hold several.")
+@click.option(
+    "--workflow", "workflow_id", metavar="ID", help="The workflow to draw, when the inputs hold several."
+)
 @solve_options(per="for --optimal")
 @click.option(
     "-m",

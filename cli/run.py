@@ -55,6 +55,7 @@ def trace_verdict(trace: Trace, machine: Machine) -> str:
 )
 @click.option(
     "--policy",
+    metavar="NAME|module:function",
     default="admission",
     show_default=True,
     help="Which ready steps start: robust, optimal (the order of that reference), or a method's online "

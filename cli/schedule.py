@@ -114,6 +114,7 @@ def _epilog() -> str:
     "-m",
     "--method",
     "method_values",
+    metavar="NAME[,NAME...]",
     multiple=True,
     default=("best:fast",),
     show_default=True,
@@ -123,6 +124,7 @@ def _epilog() -> str:
 @click.option(
     "--machine",
     "machine_values",
+    metavar="NAME|FILE",
     multiple=True,
     help="A machine of the inputs by name, or a file of machines; repeatable.",
 )

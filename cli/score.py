@@ -336,16 +336,27 @@ def read_scores(path: str) -> list[ScoreRow]:
 
 @click.command("plan-score")
 @click.option(
-    "-t", "--truth", "truth_paths", multiple=True, required=True, help="The true workflows (repeatable)."
+    "-t",
+    "--truth",
+    "truth_paths",
+    multiple=True,
+    required=True,
+    metavar="PATH",
+    help="The true workflows (repeatable).",
 )
 @input_options
 @click.option(
     "-p",
     "--predictions",
+    metavar="PREDICTIONS.jsonl|LOG.eval",
     required=True,
     help="JSON Lines of predicted dependency structures, or an Inspect .eval log.",
 )
-@click.option("--scores", help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.")
+@click.option(
+    "--scores",
+    metavar="SCORES.jsonl",
+    help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.",
+)
 @grouping(PLAN_GROUP_KEYS)
 @outputs
 def plan_score_command(

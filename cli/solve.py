@@ -17,7 +17,7 @@ from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
-from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
+from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
 from peakopt.cli.options import COUNT, Finite, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
@@ -225,7 +225,7 @@ def solve_command(
     everything = solve_items(pairs, settings)
     todo = [j for j in everything if refs is None or not solved(refs, j)]
     if refs is not None and len(refs):
-        warn(_resuming(refs, everything, todo, output))
+        note(_resuming(refs, everything, todo, output))
     sink = Sink(refs, click.echo if as_json else None)
     began = time.monotonic()
     results = _run_all(todo, place, sink, refs, output, fresh)
@@ -306,7 +306,8 @@ def _resuming(
 ) -> str:
     again = sum(refs.has(j.workflow, j.machine) for j in todo)
     changed = f" ({again} solved again: their workflow or machine changed)" if again else ""
-    return f"resuming: {len(refs)} records already in {output}, {len(todo)} solves to go{changed}"
+    held, left = plural(len(refs), "record"), plural(len(todo), "solve")
+    return f"resuming: {held} already in {output}, {left} to go{changed}"
 
 
 def _run_all(

@@ -27,9 +27,9 @@ from peakopt.campaign.stress import (
 )
 from peakopt.campaign.stress_noise import NOISY
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, soft_as_hard_option, warn
+from peakopt.cli.common import input_options, soft_as_hard_option
 from peakopt.cli.group import interrupted
-from peakopt.cli.messages import console, plural, quiet_option, resume_hint, wrote
+from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
 from peakopt.cli.options import COUNT, check_by, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
@@ -41,7 +41,7 @@ from peakopt.oracle.rows import ScoreRow
 
 def _resuming(todo: Backlog, db: str) -> str:
     stale = f" ({todo.stale} made by other code of their method or of the oracle)" if todo.stale else ""
-    return f"resuming: {todo.skipped} rows already in {db}, {todo.rows} to run{stale}"
+    return f"resuming: {plural(todo.skipped, 'row')} already in {db}, {todo.rows} to run{stale}"
 
 
 def _run(
@@ -117,6 +117,7 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
     "-m",
     "--method",
     "methods",
+    metavar="NAME[,NAME...]",
     multiple=True,
     required=True,
     callback=method_list,
@@ -129,7 +130,12 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
     metavar="RESULTS.sqlite",
     help="The results store (created if missing; a file that is not one is refused, untouched).",
 )
-@click.option("-r", "--reference", help="Reference results (peakopt solve -o) to reuse instead of solving.")
+@click.option(
+    "-r",
+    "--reference",
+    metavar="REFS.jsonl",
+    help="Reference results (peakopt solve -o) to reuse instead of solving.",
+)
 @seconds_option(
     "--method-limit", 60.0, "Seconds one method may take on one instance; then its row is an error."
 )
@@ -150,6 +156,7 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
 @click.option("--worst", type=COUNT, metavar="K", help="Export each method's K worst instances.")
 @click.option(
     "--worst-dir",
+    metavar="DIR",
     default="worst",
     show_default=True,
     help="Where --worst and --search write (created if missing, in an existing folder); "
@@ -248,7 +255,7 @@ def stress(
     try:
         todo = backlog(pairs, rows_of, settings, store, refs, redo=redo)
         if todo.skipped or todo.stale:
-            warn(_resuming(todo, db))
+            note(_resuming(todo, db))
         searched = _work(place, todo, store, chunk, console(), search, settings, methods, pairs, worst_dir)
         if worst:
             written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)

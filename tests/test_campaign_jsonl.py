@@ -50,7 +50,7 @@ def test_resume_keeps_every_complete_record_after_a_damaged_line(
     code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 0, err
     assert "line 2 is damaged" in err and "dropped an incomplete last record (line 4" in err
-    assert "2 records already" in err and "1 solves to go" in err
+    assert "2 records already" in err and "1 solve to go" in err
     assert workflows(out) == ["w0", "w1", "w2"]
     assert out.read_text().splitlines(keepends=True)[:2] == [lines[0], lines[2]]  # kept as they were
 
@@ -89,7 +89,7 @@ def test_resume_continues_from_the_file_and_its_partial(
     partial.write_text(lines[1] + json.dumps(newer) + "\n")
     code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 0, err
-    assert "3 records already" in err and "1 solves to go" in err
+    assert "3 records already" in err and "1 solve to go" in err
     assert workflows(out) == ["elsewhere", "w0", "w1", "w2"] and not partial.exists()
     kept = {r.workflow: r for r in map(SolveResult.model_validate_json, out.read_text().splitlines())}
     assert kept["w0"].seconds == 123.0  # the side file's record is the newer one
@@ -101,7 +101,7 @@ def test_a_partial_left_by_an_interrupted_run_is_continued_and_only_fresh_drops_
     out, partial = tmp_path / "refs.jsonl", tmp_path / "refs.jsonl.partial"
     partial.write_text(lines[0])
     code, _, err = run("solve", str(suite), "-o", str(out))
-    assert code == 0 and "1 records already" in err and "2 solves to go" in err, err
+    assert code == 0 and "1 record already" in err and "2 solves to go" in err, err
     assert out.read_text().splitlines(keepends=True)[0] == lines[0] and not partial.exists()
     partial.write_text(lines[0])
     code, _, err = run("solve", str(suite), "-o", str(out), "--fresh")
@@ -125,3 +125,18 @@ def test_resume_with_everything_done_solves_nothing(tmp_path: Path, suite: Path,
     code, _, err = run("solve", str(suite), "-o", str(out))
     assert code == 0 and "0 solves to go" in err
     assert sorted(out.read_text().splitlines(keepends=True)) == lines
+
+
+@pytest.mark.parametrize("held", [1, 2, 3])
+def test_resuming_is_a_note_in_correct_english_not_a_warning(
+    tmp_path: Path, suite: Path, lines: list[str], held: int
+) -> None:
+    # the normal resume path is what a rerun does: not a warning, and "1 solve", "1 record"
+    out = tmp_path / "refs.jsonl"
+    out.write_text("".join(lines[:held]))
+    code, _, err = run("solve", str(suite), "-o", str(out))
+    left = 3 - held
+    records = "1 record" if held == 1 else f"{held} records"
+    solves = "1 solve" if left == 1 else f"{left} solves"
+    assert code == 0 and f"resuming: {records} already in {out}, {solves} to go" in err, err
+    assert "Warning: resuming" not in err

@@ -200,3 +200,15 @@ def test_the_solver_face_gives_the_function_whatever_was_imported_first() -> Non
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "has no attribute 'nothing'" in done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_no_option_shows_the_metavar_text(name: str) -> None:
+    # "TEXT" says nothing of what to give: a file, a name, a list (generate -o showed it)
+    command = load_command(name)
+    bare = [
+        p.opts[-1]
+        for p in command.params
+        if isinstance(p, click.Option) and not p.is_flag and p.metavar is None and p.type is click.STRING
+    ]
+    assert not bare, f"peakopt {name}: give {bare} a metavar"

@@ -57,7 +57,7 @@ def test_sigkill_midway_then_rerun_gives_one_good_row_per_key(tmp_path: Path) ->
         command(suite, killed) + args, env=env(), capture_output=True, text=True, timeout=300
     )
     assert rerun.returncode == 0, rerun.stderr
-    assert f"resuming: {partial} rows already" in rerun.stderr
+    assert f"resuming: {partial} row{'s' * (partial > 1)} already" in rerun.stderr
 
     keys = table(killed, "SELECT workflow, machine_name, method, COUNT(*) FROM results GROUP BY 1, 2, 3")
     assert len(keys) == ROWS and all(n == 1 for *_, n in keys)
