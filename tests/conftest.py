@@ -1,8 +1,11 @@
-"""Shared test settings: hypothesis profiles."""
+"""Shared test settings: hypothesis profiles, and a cache of the run's own."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
@@ -12,3 +15,10 @@ settings.register_profile(
 )
 settings.register_profile("thorough", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# No test writes into the user's own cache (~/.cache/peakopt): every process of the run, and the
+# subprocesses the tests start, get a cache of this run's own; a test that studies the cache sets
+# PEAKOPT_CACHE itself (monkeypatch).
+_CACHE = tempfile.mkdtemp(prefix="peakopt-test-cache-")
+os.environ["PEAKOPT_CACHE"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
