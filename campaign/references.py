@@ -120,7 +120,7 @@ class ReferenceFile(References):
     ------
     peakopt.instances.InputError
         When a line is not a reference result, or the file is missing or empty.
-    peakopt.oracle.ReferenceError
+    peakopt.oracle.InvalidReference
         When a reference contradicts itself or the inputs.
     """
 

@@ -301,7 +301,7 @@ def load_references(path: str | None, pairs: Iterable[tuple[Workflow, Machine]])
     ------
     peakopt.instances.InputError
         When a line is not a reference result.
-    peakopt.oracle.references.ReferenceError
+    peakopt.oracle.references.InvalidReference
         When a reference contradicts itself or the inputs (another workflow
         under the same id, a makespan its starts do not give...).
     """

@@ -142,7 +142,7 @@ def checked_references(path: str | Path, pairs: Iterable[tuple[Workflow, Machine
     ------
     peakopt.instances.InputError
         When a line is not a reference result, or the file is missing or empty.
-    peakopt.oracle.ReferenceError
+    peakopt.oracle.InvalidReference
         When a reference contradicts itself or its pair.
     """
     return check_references(path, reference_lines(path), pairs)

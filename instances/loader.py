@@ -32,7 +32,11 @@ def detect_format(path: Path, text: str) -> str:
 
 
 def load(
-    path: str | Path, *, format: str | None = None, cpu: str = "peak", keep_dummies: bool = False
+    path: str | Path,
+    *,
+    format: str | None = None,  # noqa: A002 (the public keyword, as the CLI's --format)
+    cpu: str = "peak",
+    keep_dummies: bool = False,
 ) -> Suite:
     """Read a workflow, suite, JSON Lines, PSPLIB, Patterson or PeakBench file.
 
@@ -62,7 +66,12 @@ def load(
 
 
 def parse_text(
-    text: str, path: str | Path, *, format: str | None = None, cpu: str = "peak", keep_dummies: bool = False
+    text: str,
+    path: str | Path,
+    *,
+    format: str | None = None,  # noqa: A002 (as load's)
+    cpu: str = "peak",
+    keep_dummies: bool = False,
 ) -> Suite:
     """Build a suite from the text of an input file (see :func:`load`).
 

@@ -9,7 +9,7 @@ from peakopt.oracle.metrics import Measured, cva_floor, gaps, measure
 from peakopt.oracle.parse import parse_response, parse_starts
 from peakopt.oracle.pins import broken_pins
 from peakopt.oracle.planning import PlanScore, plan_score
-from peakopt.oracle.references import ReferenceError, check_references
+from peakopt.oracle.references import InvalidReference, check_references
 from peakopt.oracle.replay import replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.scenarios import Noise, Scenarios, draw
@@ -24,11 +24,11 @@ __all__ = [
     "BatchScorer",
     "BatchScores",
     "Execution",
+    "InvalidReference",
     "Measured",
     "Noise",
     "PlanRow",
     "PlanScore",
-    "ReferenceError",
     "ReplayOptions",
     "ResourceScore",
     "Scenarios",

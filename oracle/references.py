@@ -37,7 +37,7 @@ from peakopt.oracle.exact import same_time
 Checked = dict[tuple[str, str | None], SolveResult]
 
 
-class ReferenceError(PeakoptError, ValueError):
+class InvalidReference(PeakoptError, ValueError):
     """A reference line that cannot be used: ``<file>: line <n>: reference for ...: <rule>``."""
 
 
@@ -141,7 +141,7 @@ def check_references(
 
     Raises
     ------
-    ReferenceError
+    InvalidReference
         Naming the file, the line, the workflow and machine, and the first
         problem, for the first line that cannot be used.
     """
@@ -152,6 +152,6 @@ def check_references(
         problems = check(result, *found) if found else check(result)
         if problems:
             pair = f"reference for workflow {result.workflow!r} on machine {result.machine!r}"
-            raise ReferenceError(f"{path}: line {number}: {pair}: {problems[0]}")
+            raise InvalidReference(f"{path}: line {number}: {pair}: {problems[0]}")
         checked[(result.workflow, result.machine)] = result
     return checked

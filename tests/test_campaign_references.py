@@ -14,7 +14,7 @@ from peakopt.campaign.references import ReferenceFile, ReferenceStore, StoreRefe
 from peakopt.campaign.store import Store
 from peakopt.instances import load
 from peakopt.models import Machine, SolveResult, Workflow
-from peakopt.oracle import ReferenceError
+from peakopt.oracle import InvalidReference
 from peakopt.solver import solve
 
 SUITE = load("bundled:refund")
@@ -119,5 +119,5 @@ def test_a_reference_file_is_checked_against_the_inputs_it_is_used_for(
     assert len(found) == 2 and found.get(REFUND, SMALL) == results["small"]
     wrong = results["worker"].model_copy(update={"makespan": 1.0, "lower_bound": 1.0})
     path.write_text(json.dumps(wrong.model_dump(mode="json")) + "\n")
-    with pytest.raises(ReferenceError, match="line 1: reference for workflow 'refund' on machine 'worker'"):
+    with pytest.raises(InvalidReference, match="line 1: reference for workflow 'refund' on machine 'worker'"):
         ReferenceFile(path, [(REFUND, WORKER)])

@@ -29,7 +29,7 @@ from peakopt.models import (
     nominal_hash,
 )
 from peakopt.models.uncertainty import TRIANGULAR_RATIOS, Z90, is_fixed
-from peakopt.oracle.references import ReferenceError, check_references
+from peakopt.oracle.references import InvalidReference, check_references
 
 
 def task(varies: dict[str, Any]) -> Task:
@@ -163,7 +163,7 @@ def test_a_reference_solved_before_varies_was_added_stays_valid() -> None:
     checked = check_references("refs.jsonl", [(1, line)], [(varying, machine)])
     assert checked[("w", "m")].makespan == 3.0
     longer = Workflow(id="w", tasks=(Task(id="a", duration=4, demand={"cpu": 1}),))
-    with pytest.raises(ReferenceError, match="different workflow"):
+    with pytest.raises(InvalidReference, match="different workflow"):
         check_references("refs.jsonl", [(1, line)], [(longer, machine)])
 
 

@@ -108,7 +108,7 @@ def test_correlations_by_hand() -> None:
     assert pearson([1, 2, 3, 4], [1, 8, 27, 64]) < 1.0
 
 
-def plan(source: str, f1: float, workflow: str = "w", valid: bool = True, id: str | None = None) -> PlanRow:
+def plan(source: str, f1: float, workflow: str = "w", valid: bool = True, id: str | None = None) -> PlanRow:  # noqa: A002 (as PlanRow.id)
     return PlanRow(workflow=workflow, source=source, valid=valid, edge_f1=f1 if valid else None, id=id)
 
 

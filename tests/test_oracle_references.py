@@ -20,7 +20,7 @@ from peakopt.instances import load
 from peakopt.instances.native import dump
 from peakopt.instances.records import reference_record, write_jsonl, write_references
 from peakopt.models import Machine, SolveResult, Task, Workflow, content_hash, nominal_hash
-from peakopt.oracle.references import ReferenceError, check, check_references
+from peakopt.oracle.references import InvalidReference, check, check_references
 from peakopt.solver import solve
 
 SUITE = load("bundled:refund")
@@ -97,7 +97,7 @@ PAIRS = [(w, m) for w in SUITE.workflows for m in SUITE.machines]
 
 def test_check_references_names_the_file_line_and_pair() -> None:
     lines = [(1, GOOD), (3, bad(workflow_hash="f" * 32))]
-    with pytest.raises(ReferenceError, match=r"refs.jsonl: line 3: reference for workflow 'refund' on "):
+    with pytest.raises(InvalidReference, match=r"refs.jsonl: line 3: reference for workflow 'refund' on "):
         check_references("refs.jsonl", lines, PAIRS)
     # a pair the inputs do not hold is not used: only its own claims are checked
     other = bad(workflow="elsewhere", workflow_hash="f" * 32)
@@ -105,7 +105,7 @@ def test_check_references_names_the_file_line_and_pair() -> None:
         ("refund", "worker"): GOOD,
         ("elsewhere", "worker"): other,
     }
-    with pytest.raises(ReferenceError, match=r"line 2: .* is above the makespan"):
+    with pytest.raises(InvalidReference, match=r"line 2: .* is above the makespan"):
         check_references("r", [(1, GOOD), (2, other.model_copy(update={"lower_bound": 9}))], ())
 
 
