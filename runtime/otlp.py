@@ -50,6 +50,7 @@ from pydantic import ValidationError
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.instances.paths import read_text
 from peakopt.models import Machine, Workflow
+from peakopt.runtime.span_graph import check_graph
 from peakopt.runtime.spans import OtlpSpan, pick, read_spans
 from peakopt.runtime.trace import PLACES, StepRecord, StepUsage, Trace
 
@@ -114,11 +115,14 @@ class _Graph:
 
     def steps_of(self, span: OtlpSpan) -> Iterator[OtlpSpan]:
         """The steps a span stands for: itself, or (a container) its contained spans' steps."""
-        if not self.inside.get(span.span_id):
-            yield span
-            return
-        for child in self.inside[span.span_id]:
-            yield from self.steps_of(child)
+        stack = [span]  # an explicit stack: a trace nested deeper than Python's recursion limit reads
+        while stack:
+            here = stack.pop()
+            inside = self.inside.get(here.span_id)
+            if inside:
+                stack.extend(reversed(inside))  # children in file order
+            else:
+                yield here
 
     @property
     def steps(self) -> list[OtlpSpan]:
@@ -145,9 +149,17 @@ def _order(span: OtlpSpan) -> tuple[int, int, int]:
     return (span.start, span.end, span.position)
 
 
-def _ids(steps: Iterable[OtlpSpan]) -> dict[str, str]:
+def _ids(steps: Iterable[OtlpSpan], path: str | Path) -> dict[str, str]:
     """Each step's id: its ``peakopt.step.id``, else its name (repeats numbered in start order)."""
     ids: dict[str, str] = {}
+    named: dict[str, OtlpSpan] = {}
+    for span in steps:
+        if STEP_ID in span.attributes:
+            step = str(span.attributes[STEP_ID])
+            if step in named:
+                rule = f"has {STEP_ID} {step!r}, as {named[step].label} does: a step id names one step"
+                raise InputError(path, span.label, rule)
+            named[step] = span
     taken = {str(s.attributes[STEP_ID]) for s in steps if STEP_ID in s.attributes}
     counts: dict[str, int] = defaultdict(int)
     for span in steps:
@@ -168,10 +180,20 @@ def _numbers(span: OtlpSpan, prefix: str, path: str | Path) -> dict[str, float]:
     found = {}
     for key, value in span.attributes.items():
         if key.startswith(prefix):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            if not _finite(value):
                 raise InputError(path, span.label, f"attribute {key} is not a finite number ({value!r})")
             found[key.removeprefix(prefix)] = float(value)
     return found
+
+
+def _finite(value: object) -> bool:
+    """A finite JSON number (an integer of 400 digits is not one: no float holds it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _usage(span: OtlpSpan, path: str | Path) -> StepUsage | None:
@@ -215,9 +237,10 @@ def _workflow_id(graph: _Graph) -> str:
 
 def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = None) -> Trace:
     """The trace of one OTLP trace's spans (see the module docstring)."""
+    check_graph(spans, path)
     graph = _Graph(spans)
     steps = graph.steps
-    ids = _ids(steps)
+    ids = _ids(steps, path)
     kept, dropped = graph.edges()
     preds: dict[str, list[str]] = defaultdict(list)
     for a, b in sorted(kept, key=lambda e: (_order(graph.by_id[e[0]]), e[1])):

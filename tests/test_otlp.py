@@ -121,7 +121,7 @@ def test_the_machine_given_replaces_the_exports_and_one_is_needed(tmp_path: Path
         ),
         (
             export([{**tool("a", "x", 0.0, 1.0, 1, 1), "endTimeUnixNano": "0"}], BOX),
-            "endTimeUnixNano is not a positive integer of nanoseconds",
+            "endTimeUnixNano is not a time: a whole number of nanoseconds",
         ),
         (export([tool("a", "x", 2.0, 1.0, 1, 1)], BOX), "ends before it starts"),
         (
@@ -130,7 +130,7 @@ def test_the_machine_given_replaces_the_exports_and_one_is_needed(tmp_path: Path
         ),
         (
             export([tool("a", "x", 0.0, 1.0, 1, 1), tool("a", "y", 0.0, 1.0, 1, 1)], BOX),
-            "repeats the spanId a",
+            "repeats the spanId a of .*: a duplicate span id",
         ),
         (export([tool("a", "x", 0.0, 1.0, 1, 1)], {"cpu": -1}), "capacity"),
     ],
