@@ -8,6 +8,7 @@ record of random valid traces.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import tempfile
@@ -17,13 +18,15 @@ from typing import Any
 
 import pytest
 from cli_helpers import run
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import machines, workflows
 
 from peakopt.models import Machine, PeakoptError, Task, Workflow
 from peakopt.oracle import evaluate
+from peakopt.runtime.controller import run_workflow
 from peakopt.runtime.trace import ON_FAILURE, StepRecord, Trace, load_trace, trace_json
+from peakopt.solver.heuristics.online import online_policy
 
 BOX = Machine(name="box", capacity={"cpu": 2, "memory_mb": 300})
 WORKFLOW = Workflow(
@@ -164,7 +167,7 @@ GOOD: list[Any] = [
     ),
     (top(status="failed"), "status 'failed' .*every step ran ok", "status", "failed run of ok steps"),
     (top(status="done"), "status", "status", "unknown run status"),
-    (top(started_at="yesterday"), "started_at .*ISO 8601", "started_at", "started_at not a time"),
+    (top(started_at="yesterday"), "started_at: .*ISO 8601", "started_at", "started_at not a time"),
     (top(started_at=5), "started_at", "started_at", "started_at a number"),
     (
         top(replans=[{"at": 1.0, "steps": ["zz"], "reason": "r", "seconds": 0.1, "status": "error"}]),
@@ -263,6 +266,40 @@ def test_a_trace_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
     path.write_text('{"format": "peakopt-trace", "steps": ' + "[" * 100_000 + "]" * 100_000 + "}")
     code, _, err = run("score", str(path))
     assert code == 1 and err.count("Error:") == 1 and "Traceback" not in err and "deep" in err
+
+
+def test_a_trace_that_is_not_utf8_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "trace.json"
+    path.write_bytes(b'{"format": "peakopt-trace", "policy": "\xff"}')
+    code, _, err = run("score", str(path))
+    assert code == 1 and err.strip() == f"Error: {path}: is not UTF-8 text (byte 39)"
+
+
+def sleeper(seconds: float, code: int) -> Callable[[], Any]:
+    async def step() -> int:
+        await asyncio.sleep(seconds)
+        return code
+
+    return step
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data(), st.sampled_from(ON_FAILURE), st.booleans())
+def test_every_trace_the_controller_writes_passes_the_checks(
+    data: st.DataObject, on_failure: str, guard: bool
+) -> None:
+    """Real runs (short sleeps, some failing; either on_failure, guarded or not) read back as they were."""
+    workflow = data.draw(workflows(max_tasks=6, piecewise=False))
+    machine = data.draw(machines())
+    failing = data.draw(st.sets(st.sampled_from([t.id for t in workflow.tasks])))
+    pause = data.draw(st.sampled_from([0.0, 0.001, 0.01]))
+    steps = {t.id: sleeper(pause, 1 if t.id in failing else 0) for t in workflow.tasks}
+    policy = online_policy("asap", workflow, machine)
+    ran = run_workflow(workflow, machine, policy, steps, on_failure=on_failure, guard=guard)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.json"
+        path.write_text(trace_json(ran))
+        assert load_trace(path) == ran
 
 
 # --- the property: one broken record of a valid trace is refused, naming the step -----------
