@@ -312,6 +312,28 @@ def test_each_malformed_export_is_one_error_naming_the_file_the_span_and_the_rul
     assert len(lines) == 1 and lines[0].startswith(f"Error: {path}: "), err
 
 
+@pytest.mark.parametrize("where", ["startTimeUnixNano", "attributes"])
+def test_a_json_integer_of_more_digits_than_python_reads_is_one_error(tmp_path: Path, where: str) -> None:
+    """Python converts no integer of over 4,300 digits: the export is refused in words, not with its error."""
+    data = base()
+    huge = "9" * 5000
+    if where == "attributes":
+        by_id(data, A)["attributes"] = [{"key": "peakopt.demand.cpu", "value": {"intValue": 0}}]
+    else:
+        by_id(data, A)[where] = 0
+    text = (
+        json.dumps(data)
+        .replace('"intValue": 0', f'"intValue": {huge}')
+        .replace(f'"{where}": 0', f'"{where}": {huge}')
+    )
+    path = tmp_path / "export.json"
+    path.write_text(text)
+    code, out, err = run("score", str(path))
+    lines = err.strip().splitlines()
+    assert code == 1 and out == "" and len(lines) == 1 and lines[0].startswith(f"Error: {path}: "), err
+    assert "digits" in err
+
+
 def test_the_valid_base_export_reads(tmp_path: Path) -> None:
     path = tmp_path / "export.json"
     path.write_text(json.dumps(base()))
