@@ -286,6 +286,26 @@ TYPE_CASES = [
 ]
 
 
+def attribute(sid: str, key: str, value: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        found = by_id(data, sid)["attributes"]
+        found[:] = [a for a in found if a["key"] != key] + [{"key": key, "value": value}]
+
+    return change
+
+
+#: Values the workflow built from the spans refuses: the error names the span it came from.
+VALUE_CASES = [
+    pytest.param(attribute(A, "peakopt.step.id", {"stringValue": ""}), "id", A, id="empty step id"),
+    pytest.param(
+        attribute(A, "peakopt.demand.cpu", {"intValue": "-1"}), "demand cpu", A, id="negative demand"
+    ),
+    pytest.param(
+        attribute(A, "peakopt.demand.cpu", {"doubleValue": -0.5}), "demand cpu", A, id="negative double"
+    ),
+]
+
+
 def named(err: str, sid: str) -> bool:
     """Whether an error names the span ``sid`` (its id and, when it has one, its name)."""
     if sid.startswith("spans["):
@@ -295,7 +315,7 @@ def named(err: str, sid: str) -> bool:
     return f"spanId {sid}" in err and f"{NAMES[sid]!r}" in err
 
 
-@pytest.mark.parametrize(("change", "rule", "who"), TIME_CASES + GRAPH_CASES + TYPE_CASES)
+@pytest.mark.parametrize(("change", "rule", "who"), TIME_CASES + GRAPH_CASES + TYPE_CASES + VALUE_CASES)
 def test_each_malformed_export_is_one_error_naming_the_file_the_span_and_the_rule(
     tmp_path: Path, change: Callable[[dict[str, Any]], None], rule: str, who: str
 ) -> None:
