@@ -236,46 +236,21 @@ def _workflow_id(graph: _Graph) -> str:
 
 
 def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = None) -> Trace:
-    """The trace of one OTLP trace's spans (see the module docstring)."""
-    check_graph(spans, path)
+    """The trace of one OTLP trace's spans (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        When the spans do not form a graph peakopt can read
+        (:func:`~peakopt.runtime.span_graph.check_graph`), or a value they give is not one
+        (naming the span).
+    """
+    check_graph(spans, path)  # before anything is built: the walks below assume a forest
     graph = _Graph(spans)
     steps = graph.steps
     ids = _ids(steps, path)
-    kept, dropped = graph.edges()
-    preds: dict[str, list[str]] = defaultdict(list)
-    for a, b in sorted(kept, key=lambda e: (_order(graph.by_id[e[0]]), e[1])):
-        preds[b].append(ids[a])
+    workflow = _workflow(graph, steps, ids, path)
     zero = steps[0].start
-    tasks = []
-    for span in steps:
-        meta = {"span_id": span.span_id, **({"span": span.name} if span.name != ids[span.span_id] else {})}
-        if OPERATION in span.attributes:
-            meta["operation"] = str(span.attributes[OPERATION])
-        task: dict[str, Any] = {
-            "id": ids[span.span_id],
-            "duration": _seconds(span.end - span.start),
-            "demand": _numbers(span, DEMAND, path),
-            "depends_on": preds[span.span_id],
-            "meta": meta,
-        }
-        if TOOL in span.attributes:
-            task["tool"] = str(span.attributes[TOOL])
-        tasks.append(task)
-    data = {
-        "id": _workflow_id(graph),
-        "tasks": tasks,
-        "meta": {
-            "otlp": {
-                "trace_id": spans[0].trace_id,
-                "containers": len(spans) - len(steps),
-                "dropped_links": dropped,
-            }
-        },
-    }
-    try:
-        workflow = Workflow.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation(path, exc, data) from None
     records = tuple(
         StepRecord(
             id=ids[s.span_id],
@@ -296,6 +271,49 @@ def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = 
         status="failed" if any(s.failed for s in steps) else "ok",
         steps=records,
     )
+
+
+def _task(span: OtlpSpan, step: str, preds: list[str], path: str | Path) -> dict[str, Any]:
+    """The task of a step span, as data."""
+    meta = {"span_id": span.span_id, **({"span": span.name} if span.name != step else {})}
+    if OPERATION in span.attributes:
+        meta["operation"] = str(span.attributes[OPERATION])
+    task: dict[str, Any] = {
+        "id": step,
+        "duration": _seconds(span.end - span.start),
+        "demand": _numbers(span, DEMAND, path),
+        "depends_on": preds,
+        "meta": meta,
+    }
+    if TOOL in span.attributes:
+        task["tool"] = str(span.attributes[TOOL])
+    return task
+
+
+def _workflow(graph: _Graph, steps: list[OtlpSpan], ids: dict[str, str], path: str | Path) -> Workflow:
+    """The workflow of the steps and the dependencies the run kept."""
+    kept, dropped = graph.edges()
+    preds: dict[str, list[str]] = defaultdict(list)
+    for a, b in sorted(kept, key=lambda e: (_order(graph.by_id[e[0]]), e[1])):
+        preds[b].append(ids[a])
+    otlp = {
+        "trace_id": steps[0].trace_id,
+        "containers": len(graph.spans) - len(steps),
+        "dropped_links": dropped,
+    }
+    data = {
+        "id": _workflow_id(graph),
+        "tasks": [_task(s, ids[s.span_id], preds[s.span_id], path) for s in steps],
+        "meta": {"otlp": otlp},
+    }
+    try:
+        return Workflow.model_validate(data)
+    except ValidationError as exc:
+        loc = tuple(exc.errors()[0]["loc"])
+        at = loc[1] if len(loc) > 1 and loc[0] == "tasks" else None
+        # a task's value (its id, a demand) came from a span: name the span, then the task
+        span = steps[at].label if isinstance(at, int) and at < len(steps) else ""
+        raise from_validation(path, exc, data, span) from None
 
 
 def _seconds(nanos: int) -> float:
