@@ -157,7 +157,7 @@ def _ids(steps: Iterable[OtlpSpan], path: str | Path) -> dict[str, str]:
         if STEP_ID in span.attributes:
             step = str(span.attributes[STEP_ID])
             if step in named:
-                rule = f"has {STEP_ID} {step!r}, as {named[step].label} does: a step id names one step"
+                rule = f"has {STEP_ID} {step!r}, as {named[step].label} does: a duplicate step id"
                 raise InputError(path, span.label, rule)
             named[step] = span
     taken = {str(s.attributes[STEP_ID]) for s in steps if STEP_ID in s.attributes}

@@ -155,6 +155,13 @@ GOOD: list[Any] = [
     (setting("a", exit_code=True), "step 'a'.*exit_code .*integer", "a", "exit code a boolean"),
     (setting("a", pid=1.5), "step 'a'.*pid .*integer", "a", "pid a float"),
     (setting("a", status="lost"), "step 'a'.*status", "a", "unknown status"),
+    (
+        setting("a", usage={"cpu_avg": -1, "cpu_peak": 1, "memory_peak_mb": 1}),
+        "step 'a' usage cpu_avg",
+        "a",
+        "negative usage",
+    ),
+    (setting("a", extra=1), "step 'a': unknown key 'extra'", "a", "unknown key"),
     (setting("a", status=...), "step 'a'.*status", "a", "no status"),
     (setting("a", status="skipped"), "step 'a'.*skipped .*start", "a", "skipped with times"),
     (
