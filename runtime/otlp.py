@@ -4,9 +4,11 @@ The file is what the OpenTelemetry collector's file exporter (or any ``otlp-json
 writes: one or more ``{"resourceSpans": [{"resource": {"attributes": [...]}, "scopeSpans":
 [{"spans": [...]}]}]}`` documents (JSON Lines, or one document), each span with ``traceId``,
 ``spanId``, ``parentSpanId``, ``name``, ``startTimeUnixNano`` and ``endTimeUnixNano`` (strings
-of digits, or numbers), ``attributes`` (``[{"key", "value": {"stringValue" | "intValue" |
-"doubleValue" | "boolValue": ...}}]``), ``links`` (``[{"traceId", "spanId"}]``) and ``status``
-(``{"code": 2}`` or ``"STATUS_CODE_ERROR"`` is an error).
+of ASCII digits, or JSON integers, from 1 to 2^63-1), ``attributes`` (``[{"key", "value":
+{"stringValue" | "intValue" | "doubleValue" | "boolValue": ...}}]``), ``links``
+(``[{"traceId", "spanId"}]``) and ``status`` (``{"code": 2}`` or ``"STATUS_CODE_ERROR"`` is
+an error). The spans of a trace must form a tree, each span once
+(:mod:`peakopt.runtime.span_graph`).
 
 How spans become a workflow (see ``docs/formats.md``, "OpenTelemetry traces"):
 
