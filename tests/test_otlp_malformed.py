@@ -192,7 +192,7 @@ TYPE_CASES = [
     pytest.param(
         whole({"resourceSpans": "x"}), "resourceSpans: is not a list", "", id="resourceSpans string"
     ),
-    pytest.param(whole({"resourceSpans": None}), "resourceSpans: is not a list", "", id="resourceSpans null"),
+    pytest.param(whole({"resourceSpans": None}), "holds no span", "", id="resourceSpans null: none"),
     pytest.param(
         whole({"resourceSpans": [5]}), r"resourceSpans: is not a list of objects", "", id="entry number"
     ),
@@ -442,8 +442,14 @@ def corruptions(draw: st.DrawFn, data: Export) -> tuple[Export, int, str | None]
         if key == "status" and isinstance(target[key], dict):
             target[key] = [2]
     else:  # the same run written another way: numbers for times, a link to another trace, an unknown key
-        change = draw(st.sampled_from(["numbers", "foreign link", "unknown key"]))
-        if change == "numbers":
+        change = draw(st.sampled_from(["numbers", "foreign link", "unknown key", "nulls"]))
+        if change == "nulls":  # proto3 JSON: null is the field's default (an empty list, no status)
+            target.update(
+                dict.fromkeys(draw(st.sets(st.sampled_from(["links", "attributes", "status"]))), None)
+            )
+            if target["parentSpanId"] == "":  # a root's parent id, too
+                target["parentSpanId"] = None
+        elif change == "numbers":
             for key in ("startTimeUnixNano", "endTimeUnixNano"):
                 target[key] = int(target[key])
         elif change == "foreign link":
