@@ -89,8 +89,9 @@ def _object(data: dict[str, Any], key: str, path: str | Path, where: str) -> dic
 
 
 def _list(data: dict[str, Any], key: str, path: str | Path, where: str) -> list[dict[str, Any]]:
-    """``data[key]``, a list of objects (absent: empty), the place named in the error."""
-    value = data.get(key, [])
+    """``data[key]``, a list of objects (absent or null: empty), the place named in the error."""
+    value = data.get(key)
+    value = [] if value is None else value  # proto3 JSON: null is the field's default
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise InputError(path, f"{where}.{key}".lstrip(".").replace(": .", ": "), "is not a list of objects")
     return value
@@ -178,7 +179,7 @@ def _ids(raw: dict[str, Any], path: str | Path, label: str) -> tuple[str, str, s
 
 
 def _links(raw: dict[str, Any], path: str | Path, label: str) -> tuple[tuple[str, str], ...]:
-    links = raw.get("links", [])
+    links = [] if raw.get("links") is None else raw["links"]  # null: none
     if not isinstance(links, list) or not all(isinstance(link, dict) for link in links):
         raise InputError(path, label, "links is not a list of objects")
     for k, link in enumerate(links):
