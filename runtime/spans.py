@@ -93,7 +93,9 @@ def _list(data: dict[str, Any], key: str, path: str | Path, where: str) -> list[
     value = data.get(key)
     value = [] if value is None else value  # proto3 JSON: null is the field's default
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise InputError(path, f"{where}.{key}".lstrip(".").replace(": .", ": "), "is not a list of objects")
+        # a document's own key has no dot before it: "resourceSpans", "line 2: resourceSpans"
+        item = f"{where}{key}" if not where or where.endswith(": ") else f"{where}.{key}"
+        raise InputError(path, item, "is not a list of objects")
     return value
 
 
