@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ MAX_DEPTH = 100
 TOO_DEEP = f"JSON nested too deeply (more than {MAX_DEPTH} levels)"
 
 _DECODER = json.JSONDecoder()
+_DIGITS_READ = sys.get_int_max_str_digits() or 4300
 _CONTAINERS = (dict, list)  # what json decodes arrays and objects to, exactly
 _BLANK = re.compile(r"[ \t\r\n]*")
 
@@ -92,6 +94,9 @@ def documents(text: str) -> Iterator[Document]:
         except json.JSONDecodeError as exc:
             where = f"column {exc.colno}" if exc.lineno == line else f"line {exc.lineno} column {exc.colno}"
             yield Document(line, error=f"not valid JSON: {exc.msg} at {where}")
+            end = _next_line(text, start)
+        except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+            yield Document(line, error=f"not readable JSON: a number has over {_DIGITS_READ} digits")
             end = _next_line(text, start)
         except RecursionError:
             yield Document(line, error=TOO_DEEP)

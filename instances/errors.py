@@ -43,7 +43,14 @@ class OutputError(PeakoptError):
         super().__init__(f"{option} {path}: {rule}")
 
 
-_KINDS = {"tasks": "task", "workflows": "workflow", "machines": "machine", "profile": "segment"}
+_KINDS = {
+    "tasks": "task",
+    "workflows": "workflow",
+    "machines": "machine",
+    "profile": "segment",
+    "steps": "step",  # a trace's records
+    "replans": "replan",
+}
 
 
 def _name(container: str, position: int, value: Any) -> str:

@@ -4,9 +4,11 @@ The file is what the OpenTelemetry collector's file exporter (or any ``otlp-json
 writes: one or more ``{"resourceSpans": [{"resource": {"attributes": [...]}, "scopeSpans":
 [{"spans": [...]}]}]}`` documents (JSON Lines, or one document), each span with ``traceId``,
 ``spanId``, ``parentSpanId``, ``name``, ``startTimeUnixNano`` and ``endTimeUnixNano`` (strings
-of digits, or numbers), ``attributes`` (``[{"key", "value": {"stringValue" | "intValue" |
-"doubleValue" | "boolValue": ...}}]``), ``links`` (``[{"traceId", "spanId"}]``) and ``status``
-(``{"code": 2}`` or ``"STATUS_CODE_ERROR"`` is an error).
+of ASCII digits, or JSON integers, from 1 to 2^63-1), ``attributes`` (``[{"key", "value":
+{"stringValue" | "intValue" | "doubleValue" | "boolValue": ...}}]``), ``links``
+(``[{"traceId", "spanId"}]``) and ``status`` (``{"code": 2}`` or ``"STATUS_CODE_ERROR"`` is
+an error). The spans of a trace must form a tree, each span once
+(:mod:`peakopt.runtime.span_graph`).
 
 How spans become a workflow (see ``docs/formats.md``, "OpenTelemetry traces"):
 
@@ -50,6 +52,7 @@ from pydantic import ValidationError
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.instances.paths import read_text
 from peakopt.models import Machine, Workflow
+from peakopt.runtime.span_graph import check_graph
 from peakopt.runtime.spans import OtlpSpan, pick, read_spans
 from peakopt.runtime.trace import PLACES, StepRecord, StepUsage, Trace
 
@@ -114,11 +117,14 @@ class _Graph:
 
     def steps_of(self, span: OtlpSpan) -> Iterator[OtlpSpan]:
         """The steps a span stands for: itself, or (a container) its contained spans' steps."""
-        if not self.inside.get(span.span_id):
-            yield span
-            return
-        for child in self.inside[span.span_id]:
-            yield from self.steps_of(child)
+        stack = [span]  # an explicit stack: a trace nested deeper than Python's recursion limit reads
+        while stack:
+            here = stack.pop()
+            inside = self.inside.get(here.span_id)
+            if inside:
+                stack.extend(reversed(inside))  # children in file order
+            else:
+                yield here
 
     @property
     def steps(self) -> list[OtlpSpan]:
@@ -145,9 +151,17 @@ def _order(span: OtlpSpan) -> tuple[int, int, int]:
     return (span.start, span.end, span.position)
 
 
-def _ids(steps: Iterable[OtlpSpan]) -> dict[str, str]:
+def _ids(steps: Iterable[OtlpSpan], path: str | Path) -> dict[str, str]:
     """Each step's id: its ``peakopt.step.id``, else its name (repeats numbered in start order)."""
     ids: dict[str, str] = {}
+    named: dict[str, OtlpSpan] = {}
+    for span in steps:
+        if STEP_ID in span.attributes:
+            step = str(span.attributes[STEP_ID])
+            if step in named:
+                rule = f"has {STEP_ID} {step!r}, as {named[step].label} does: a duplicate step id"
+                raise InputError(path, span.label, rule)
+            named[step] = span
     taken = {str(s.attributes[STEP_ID]) for s in steps if STEP_ID in s.attributes}
     counts: dict[str, int] = defaultdict(int)
     for span in steps:
@@ -168,10 +182,20 @@ def _numbers(span: OtlpSpan, prefix: str, path: str | Path) -> dict[str, float]:
     found = {}
     for key, value in span.attributes.items():
         if key.startswith(prefix):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            if not _finite(value):
                 raise InputError(path, span.label, f"attribute {key} is not a finite number ({value!r})")
             found[key.removeprefix(prefix)] = float(value)
     return found
+
+
+def _finite(value: object) -> bool:
+    """A finite JSON number (an integer of 400 digits is not one: no float holds it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _usage(span: OtlpSpan, path: str | Path) -> StepUsage | None:
@@ -214,45 +238,21 @@ def _workflow_id(graph: _Graph) -> str:
 
 
 def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = None) -> Trace:
-    """The trace of one OTLP trace's spans (see the module docstring)."""
+    """The trace of one OTLP trace's spans (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        When the spans do not form a graph peakopt can read
+        (:func:`~peakopt.runtime.span_graph.check_graph`), or a value they give is not one
+        (naming the span).
+    """
+    check_graph(spans, path)  # before anything is built: the walks below assume a forest
     graph = _Graph(spans)
     steps = graph.steps
-    ids = _ids(steps)
-    kept, dropped = graph.edges()
-    preds: dict[str, list[str]] = defaultdict(list)
-    for a, b in sorted(kept, key=lambda e: (_order(graph.by_id[e[0]]), e[1])):
-        preds[b].append(ids[a])
+    ids = _ids(steps, path)
+    workflow = _workflow(graph, steps, ids, path)
     zero = steps[0].start
-    tasks = []
-    for span in steps:
-        meta = {"span_id": span.span_id, **({"span": span.name} if span.name != ids[span.span_id] else {})}
-        if OPERATION in span.attributes:
-            meta["operation"] = str(span.attributes[OPERATION])
-        task: dict[str, Any] = {
-            "id": ids[span.span_id],
-            "duration": _seconds(span.end - span.start),
-            "demand": _numbers(span, DEMAND, path),
-            "depends_on": preds[span.span_id],
-            "meta": meta,
-        }
-        if TOOL in span.attributes:
-            task["tool"] = str(span.attributes[TOOL])
-        tasks.append(task)
-    data = {
-        "id": _workflow_id(graph),
-        "tasks": tasks,
-        "meta": {
-            "otlp": {
-                "trace_id": spans[0].trace_id,
-                "containers": len(spans) - len(steps),
-                "dropped_links": dropped,
-            }
-        },
-    }
-    try:
-        workflow = Workflow.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation(path, exc, data) from None
     records = tuple(
         StepRecord(
             id=ids[s.span_id],
@@ -273,6 +273,49 @@ def to_trace(spans: list[OtlpSpan], path: str | Path, machine: Machine | None = 
         status="failed" if any(s.failed for s in steps) else "ok",
         steps=records,
     )
+
+
+def _task(span: OtlpSpan, step: str, preds: list[str], path: str | Path) -> dict[str, Any]:
+    """The task of a step span, as data."""
+    meta = {"span_id": span.span_id, **({"span": span.name} if span.name != step else {})}
+    if OPERATION in span.attributes:
+        meta["operation"] = str(span.attributes[OPERATION])
+    task: dict[str, Any] = {
+        "id": step,
+        "duration": _seconds(span.end - span.start),
+        "demand": _numbers(span, DEMAND, path),
+        "depends_on": preds,
+        "meta": meta,
+    }
+    if TOOL in span.attributes:
+        task["tool"] = str(span.attributes[TOOL])
+    return task
+
+
+def _workflow(graph: _Graph, steps: list[OtlpSpan], ids: dict[str, str], path: str | Path) -> Workflow:
+    """The workflow of the steps and the dependencies the run kept."""
+    kept, dropped = graph.edges()
+    preds: dict[str, list[str]] = defaultdict(list)
+    for a, b in sorted(kept, key=lambda e: (_order(graph.by_id[e[0]]), e[1])):
+        preds[b].append(ids[a])
+    otlp = {
+        "trace_id": steps[0].trace_id,
+        "containers": len(graph.spans) - len(steps),
+        "dropped_links": dropped,
+    }
+    data = {
+        "id": _workflow_id(graph),
+        "tasks": [_task(s, ids[s.span_id], preds[s.span_id], path) for s in steps],
+        "meta": {"otlp": otlp},
+    }
+    try:
+        return Workflow.model_validate(data)
+    except ValidationError as exc:
+        loc = tuple(exc.errors()[0]["loc"])
+        at = loc[1] if len(loc) > 1 and loc[0] == "tasks" else None
+        # a task's value (its id, a demand) came from a span: name the span, then the task
+        span = steps[at].label if isinstance(at, int) and at < len(steps) else ""
+        raise from_validation(path, exc, data, span) from None
 
 
 def _seconds(nanos: int) -> float:

@@ -21,12 +21,12 @@ and the schedule of the actual starts, which :func:`peakopt.oracle.evaluate` sco
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from peakopt.instances.documents import decode_one
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.models.base import FROZEN
@@ -221,24 +221,29 @@ def trace_json(trace: Trace) -> str:
 
 
 def load_trace(path: str | Path) -> Trace:
-    """Read a trace written by :func:`trace_json` (``peakopt run -o``).
+    """Read a trace written by :func:`trace_json` (``peakopt run -o``), checked as strictly as a workflow.
 
     Raises
     ------
     InputError
-        When the file cannot be read or is not a trace (naming the field and the rule).
+        When the file cannot be read, is not a trace (naming the field and the rule), or
+        contradicts itself (naming the step and the rule; see :mod:`peakopt.runtime.trace_checks`).
     """
+    from peakopt.runtime.trace_checks import check_records, check_trace
+
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(path, "", f"cannot be read ({exc.strerror})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "", f"is not UTF-8 text (byte {exc.start})") from None
+    data = decode_one(text, path)  # a document nested too deeply is an error, not a RecursionError
     if not isinstance(data, dict) or data.get("format") != "peakopt-trace":
         raise InputError(path, "", 'is not a peakopt trace (no "format": "peakopt-trace")')
+    check_records(data, path)
     try:
-        return Trace.model_validate(data)
+        trace = Trace.model_validate(data)
     except ValidationError as exc:
         raise from_validation(path, exc, data) from None
+    check_trace(trace, path)
+    return trace

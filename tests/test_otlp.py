@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import pytest
 from cli_helpers import jsonl, run
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import machines, workflows
+from otlp_helpers import BOX, TRACE, agent, as_otlp, attrs, export, runs, span, tool, write
 
 from peakopt.instances import InputError
 from peakopt.models import Machine, Schedule, Workflow
@@ -19,99 +18,6 @@ from peakopt.oracle import evaluate
 from peakopt.runtime.otlp import load_otlp, to_trace
 from peakopt.runtime.spans import pick, read_spans
 from peakopt.runtime.trace import Trace
-
-TRACE = "5b8efff798038103d269b633813fc60c"
-EPOCH = 1_764_612_000 * 10**9  # 2025-12-01T18:00:00Z, in nanoseconds
-
-
-def value(v: object) -> dict[str, object]:
-    """An OTLP AnyValue: int64 as a string, as the JSON mapping writes them."""
-    if isinstance(v, bool):
-        return {"boolValue": v}
-    if isinstance(v, int):
-        return {"intValue": str(v)}
-    if isinstance(v, float):
-        return {"doubleValue": v}
-    return {"stringValue": str(v)}
-
-
-def attrs(values: dict[str, object]) -> list[dict[str, object]]:
-    return [{"key": k, "value": value(v)} for k, v in values.items()]
-
-
-def span(
-    sid: str,
-    name: str,
-    start: float,
-    end: float,
-    *,
-    parent: str = "",
-    links: Iterable[str] = (),
-    trace: str = TRACE,
-    error: bool = False,
-    attributes: dict[str, object] | None = None,
-) -> dict[str, Any]:
-    """A span from ``start`` to ``end`` seconds after :data:`EPOCH`."""
-    found: dict[str, Any] = {
-        "traceId": trace,
-        "spanId": sid,
-        "parentSpanId": parent,
-        "name": name,
-        "kind": 1,
-        "startTimeUnixNano": str(EPOCH + round(start * 10**9)),
-        "endTimeUnixNano": str(EPOCH + round(end * 10**9)),
-        "attributes": attrs(attributes or {}),
-        "links": [{"traceId": trace, "spanId": link} for link in links],
-        "status": {"code": 2, "message": "boom"} if error else {},
-    }
-    return found
-
-
-def demand(cpu: float, memory: float) -> dict[str, object]:
-    return {"peakopt.demand.cpu": cpu, "peakopt.demand.memory_mb": memory}
-
-
-def export(
-    spans: list[dict[str, Any]], capacity: dict[str, float] | None = None, **resource: object
-) -> dict[str, Any]:
-    found = {"service.name": "agent", **resource}
-    found.update({f"peakopt.capacity.{r}": v for r, v in (capacity or {}).items()})
-    return {
-        "resourceSpans": [
-            {
-                "resource": {"attributes": attrs(found)},
-                "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}],
-            }
-        ]
-    }
-
-
-def tool(
-    sid: str, name: str, start: float, end: float, cpu: float, memory: float, **options: Any
-) -> dict[str, Any]:
-    found = span(sid, name, start, end, **options)
-    found["attributes"] += attrs({"gen_ai.tool.name": name, **demand(cpu, memory)})
-    return found
-
-
-def write(tmp_path: Path, data: object, name: str = "export.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
-    return path
-
-
-BOX = {"cpu": 4, "memory_mb": 1000}
-
-
-def agent(tmp_path: Path) -> Path:
-    """An agent run (a container) with three tool calls: two in parallel, the third linked to both."""
-    spans = [
-        span("r", "invoke_agent", 0.0, 3.0, attributes={"gen_ai.operation.name": "invoke_agent"}),
-        tool("a", "search", 0.0, 1.0, 1, 600, parent="r"),
-        tool("b", "fetch", 0.0, 2.0, 1, 300, parent="r"),
-        tool("c", "answer", 2.0, 3.0, 2, 100, parent="r", links=["a", "b"]),
-    ]
-    return write(tmp_path, export(spans, BOX, **{"peakopt.machine": "box"}))
 
 
 def test_a_container_is_no_step_and_links_are_dependencies(tmp_path: Path) -> None:
@@ -215,7 +121,7 @@ def test_the_machine_given_replaces_the_exports_and_one_is_needed(tmp_path: Path
         ),
         (
             export([{**tool("a", "x", 0.0, 1.0, 1, 1), "endTimeUnixNano": "0"}], BOX),
-            "endTimeUnixNano is not a positive integer of nanoseconds",
+            "endTimeUnixNano is not a time: a whole number of nanoseconds",
         ),
         (export([tool("a", "x", 2.0, 1.0, 1, 1)], BOX), "ends before it starts"),
         (
@@ -224,7 +130,7 @@ def test_the_machine_given_replaces_the_exports_and_one_is_needed(tmp_path: Path
         ),
         (
             export([tool("a", "x", 0.0, 1.0, 1, 1), tool("a", "y", 0.0, 1.0, 1, 1)], BOX),
-            "repeats the spanId a",
+            "repeats the spanId a of .*: a duplicate span id",
         ),
         (export([tool("a", "x", 0.0, 1.0, 1, 1)], {"cpu": -1}), "capacity"),
     ],
@@ -252,47 +158,6 @@ def test_score_reads_an_export_on_a_machine_of_the_inputs(tmp_path: Path) -> Non
 
 
 # --- the property: a schedule written as OTLP reads back as itself ---------------------------
-
-
-@st.composite
-def runs(draw: st.DrawFn) -> tuple[Workflow, Machine, dict[str, int]]:
-    """A workflow (whole seconds, whole demands), a machine, and dependency-valid integer starts."""
-    workflow = draw(workflows(max_tasks=7, integer=True, piecewise=False))
-    starts: dict[str, int] = {}
-    pending = list(workflow.tasks)
-    while pending:  # each task once its predecessors have starts: a valid schedule, some waits
-        task = next(t for t in pending if all(p in starts for p in t.depends_on))
-        ready = max((starts[p] + int(workflow.task(p).length) for p in task.depends_on), default=0)
-        starts[task.id] = ready + draw(st.integers(0, 3))
-        pending.remove(task)
-    return workflow, draw(machines(integer=True)), starts
-
-
-def as_otlp(workflow: Workflow, machine: Machine, starts: dict[str, int], container: bool) -> dict[str, Any]:
-    """The run as an OTLP export: a span per step, a link per dependency (or the parent, for an only one)."""
-    index = {t.id: f"{k + 1:016x}" for k, t in enumerate(workflow.tasks)}
-    end = {t.id: starts[t.id] + int(t.length) for t in workflow.tasks}
-    spans = []
-    rank = {step: k for k, step in enumerate(starts)}  # the order starts were given in: topological
-    for task in sorted(workflow.tasks, key=lambda t: (end[t.id], starts[t.id], rank[t.id])):  # as they end
-        (only,) = task.depends_on if len(task.depends_on) == 1 else ("",)
-        as_parent = bool(only) and end[task.id] > end[only]  # an empty span at its parent's end is contained
-        found = span(
-            index[task.id],
-            task.id,
-            starts[task.id],
-            end[task.id],
-            parent=index[only] if as_parent else ("root" if container else ""),
-            links=[index[p] for p in task.depends_on if not (as_parent and p == only)],
-        )
-        found["attributes"] += attrs({f"peakopt.demand.{r}": int(a) for r, a in (task.demand or {}).items()})
-        spans.append(found)
-    if container:
-        first, last = min(starts.values()), max(end.values())
-        spans.append(span("root", "agent", first, last))
-    return export(
-        spans, dict(machine.capacity), **{"peakopt.machine": machine.name, "peakopt.workflow.id": workflow.id}
-    )
 
 
 @given(runs(), st.booleans())
