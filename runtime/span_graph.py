@@ -1,10 +1,12 @@
 """The span graph of one OTLP trace, checked before anything is built from it.
 
-A trace's spans must form a forest under ``parentSpanId`` (every parent in the trace, no span
-its own ancestor), each span id once, and its links (to spans of the same trace) must point at
-spans that are there, never at the span itself, and never close a cycle with the parent edges
-(a span caused by its own descendants). :func:`check_graph` says which rule is broken, naming the
-span; the walks are iterative, so a trace of any depth is checked without recursion.
+A trace's spans must form a forest under ``parentSpanId``: no span its own ancestor, each span
+id once (a span whose parent is not in the export is a root: a remote parent, such as the
+agent's span in another service, is common in real exports). Its links (to spans of the same
+trace) must point at spans that are there, never at the span itself, and never close a cycle
+with the parent edges (a span caused by its own descendants). :func:`check_graph` says which
+rule is broken, naming the span; the walks are iterative, so a trace of any depth is checked
+without recursion.
 """
 
 from __future__ import annotations
@@ -29,19 +31,13 @@ def check_graph(spans: list[OtlpSpan], path: str | Path) -> None:
     Raises
     ------
     InputError
-        Naming the span and the rule: a duplicate span id, a parent missing or a parent cycle,
+        Naming the span and the rule: a duplicate span id, a parent cycle,
         a link to itself or to a span not in the export, a cycle of links and parents.
     """
     by_id = _unique(spans, path)
     for span in spans:
         if span.parent == span.span_id:
             raise InputError(path, span.label, "is its own parent (its parentSpanId is its spanId)")
-        if span.parent and span.parent not in by_id:
-            rule = (
-                f"names parent span {span.parent}, which is not in the trace {span.trace_id}: "
-                "every span's parent must be in the export"
-            )
-            raise InputError(path, span.label, rule)
         for trace_id, linked in span.links:
             if trace_id == span.trace_id and linked == span.span_id:
                 raise InputError(path, span.label, "links to itself")
@@ -98,7 +94,7 @@ def _edges(spans: Iterable[OtlpSpan], by_id: dict[str, OtlpSpan]) -> dict[str, l
     """Span id -> the spans that come after it: its children, and the spans that link to it."""
     after: dict[str, list[str]] = {span_id: [] for span_id in by_id}
     for span in spans:
-        if span.parent:
+        if span.parent in after:  # a parent not in the export (a remote one) orders nothing here
             after[span.parent].append(span.span_id)
         for trace_id, linked in span.links:
             if trace_id == span.trace_id:
