@@ -48,8 +48,11 @@ KINDS = {
     "schedule": ("a scheduling log (peakopt/schedule)", "peakopt score SUITE --schedules LOG"),
     "plan": ("a planning log (peakopt/plan)", "peakopt plan-score --truth SUITE --predictions LOG"),
 }
-#: The one line said of the samples that errored: counted invalid, as an unreadable answer is.
-ERRORED = "counted invalid, efficiency 0 where the optimum is proven (as an unreadable answer)"
+#: How the samples that errored are counted, by the log's task: invalid, as an unreadable answer is.
+ERRORED = {
+    "schedule": "counted invalid, efficiency 0 where the optimum is proven (as an unreadable answer)",
+    "plan": "counted invalid (as an unreadable answer)",
+}
 
 Warn = Callable[[str], None]
 
@@ -121,7 +124,7 @@ class Log:
             first = sample_error(errored[0]).removeprefix("the sample failed: ")
             warn(
                 f"{self.path}: {len(errored)} of {len(self.samples)} samples of the log errored "
-                f"({first}): {ERRORED}"
+                f"({first}): {ERRORED[self.kind or 'schedule']}"
             )
 
 

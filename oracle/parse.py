@@ -15,7 +15,7 @@ Accepted shapes, at the top or nested under any key (``schedule``,
 Numbers may be strings, with or without a unit: ``"1.5"``, ``"1.5 s"``,
 ``"4800ms"``, ``"250 us"``, ``"2 min"``, ``"1 h"`` (``m`` alone is refused:
 minutes or milli?). Units convert in decimal arithmetic, so ``"4800ms"`` is
-exactly the float ``4.8``. A map under ``requested_delays`` or ``delays``
+exactly the float ``4.8`` (:mod:`peakopt.oracle.numbers`). A map under ``requested_delays`` or ``delays``
 holds delays. When the workflow's step ids are known, a map is a schedule
 only if one of its keys is a step and one of its values a number (or a
 start object); keys that are not steps and hold no number
@@ -23,6 +23,12 @@ start object); keys that are not steps and hold no number
 times (``end_times``, ``finish``, ``durations``...) and dependency
 structures beside the schedule are ignored; a list or map with no time in
 it (only text) is no schedule.
+
+A timing for an id that is no step (when the steps are known) is not read
+but named, with the nearest step id. When no part of an answer reads as a
+schedule, the part that is a schedule gone wrong (times under ids that are
+no steps, steps whose values are not read) says why; the reasons' kinds and
+wording are :mod:`peakopt.oracle.reasons`'.
 
 Which of several schedules in one response is the answer, and what the
 reasoning of a reasoning model counts for, is :mod:`peakopt.oracle.answer`'s
@@ -36,12 +42,12 @@ import math
 import re
 from collections.abc import Collection, Hashable
 from dataclasses import dataclass, replace
-from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from peakopt.oracle import reasons
 from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning, under_final_key
 from peakopt.oracle.extract import Decoded, find_json, find_parts, is_id, naming, step_of
+from peakopt.oracle.numbers import read_number, time_like, unread_unit
 from peakopt.oracle.score import Violation
 
 Kind = Literal["start", "delay"]
@@ -65,15 +71,6 @@ OTHER_TIMES = frozenset(
 DEPENDENCY_KEYS = frozenset(
     {"dependencies", "dependency_structure", "depends_on", "predecessors", "edges", "graph", "dag"}
 )
-#: Seconds per unit, as exact decimals.
-UNITS = {
-    **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), Decimal(1)),
-    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), Decimal("0.001")),
-    **dict.fromkeys(("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"), Decimal("1e-6")),
-    **dict.fromkeys(("min", "mins", "minute", "minutes"), Decimal(60)),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal(3600)),
-}
-_NUMBER = re.compile(r"^([-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?+\d++)?+)\s*+([^\W\d_]*+)\.?$")
 _WORDS = re.compile(r"[^a-z]+")
 
 
@@ -105,43 +102,9 @@ class Parsed:
     reasoning: bool = False
 
 
-def read_number(raw: Any) -> float | None:
-    """``raw`` as a finite float (numbers, numeric strings with an optional unit), else None."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int | float):
-        try:
-            value = float(raw)
-        except OverflowError:  # an integer beyond the float range
-            return None
-    else:
-        match = _NUMBER.match(raw.strip()) if isinstance(raw, str) else None
-        unit = UNITS.get(match.group(2).lower()) if match else None
-        if match is None or unit is None:
-            return None
-        try:
-            value = float(Decimal(match.group(1)) * unit)
-        except (InvalidOperation, ArithmeticError):
-            return None
-    return value if math.isfinite(value) else None
-
-
-def unread_unit(raw: Any) -> str | None:
-    """The unit of a number written with one peakopt does not read (``m`` of ``"0.08m"``), else None."""
-    match = _NUMBER.match(raw.strip()) if isinstance(raw, str) else None
-    return match.group(2) if match and match.group(2).lower() not in UNITS else None
-
-
-def _time_like(raw: Any) -> bool:
-    """Whether a value is written as a time: a number, or text that starts like one (``"0.08m"``)."""
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        return True
-    return isinstance(raw, str) and bool(re.match(r"\s*[-+]?\.?\d", raw))
-
-
 def _read_as_time(raw: Any, lenient: bool) -> bool:
     """Whether a value under a key that is no step counts as a timing (not commentary)."""
-    return _time_like(raw) if lenient else read_number(raw) is not None
+    return time_like(raw) if lenient else read_number(raw) is not None
 
 
 def _timing(raw: Any, kind: Kind, lenient: bool = False) -> tuple[Kind, Any, bool] | None:
