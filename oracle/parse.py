@@ -259,7 +259,7 @@ def schedule_readings(
 ) -> list[tuple[Parsed, bool]]:
     """Every part of a decoded value that reads as a schedule, and whether it sits under a *final* key.
 
-    ``lenient``: the parts that read as a schedule gone wrong (see :func:`_accept`), to say why
+    ``lenient``: the parts that read as a schedule gone wrong (see ``_accept``), to say why
     a value holds no schedule.
     """
     found = find_parts(
