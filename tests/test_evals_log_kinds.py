@@ -40,8 +40,8 @@ def _erring(messages: list[ChatMessage], tools: Any, choice: Any, config: Genera
     return canned(messages, tools, choice, config)
 
 
-def _cancelled(log: Path, target: Path, drop: str) -> Path:
-    """A copy of ``log`` as a cancelled run leaves it: status cancelled, the sample ``drop`` missing."""
+def _cut_short(log: Path, target: Path, drop: str, status: str = "cancelled") -> Path:
+    """A copy of ``log`` as a run cut short leaves it: ``status``, the sample ``drop`` missing."""
     with zipfile.ZipFile(log) as source, zipfile.ZipFile(target, "w") as out:
         for item in source.infolist():
             if item.filename.startswith("samples/") and drop in item.filename:
@@ -49,7 +49,7 @@ def _cancelled(log: Path, target: Path, drop: str) -> Path:
             data = source.read(item)
             if item.filename == "header.json":
                 header = json.loads(data)
-                header["status"] = "cancelled"
+                header["status"] = status
                 data = json.dumps(header).encode()
             out.writestr(item, data)
     return target
@@ -67,7 +67,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         other = Task(dataset=MemoryDataset([Sample(input="2 + 2?", target="4", id="sum")]), scorer=match())
         found["other"] = _run(other, other_canned, folder / "other")
         found["errored"] = _run(schedule(suite=str(suite)), _erring, folder / "errored", fail_on_error=False)
-        found["cancelled"] = _cancelled(found["schedule"], folder / "cancelled.eval", "mute@worker")
+        for status in ("cancelled", "started", "error"):
+            found[status] = _cut_short(found["schedule"], folder / f"{status}.eval", "mute@worker", status)
         (found["reference"],) = cache_dir().glob("*.jsonl")
     return found
 
@@ -156,12 +157,19 @@ def test_an_errored_sample_is_counted_alike_by_score_and_report(
     assert summary["records"] == len(ANSWERS) and summary["invalid"] == 2  # garbage (errored) and mute
 
 
-def test_a_cancelled_log_says_how_many_samples_it_holds(logs: dict[str, Path]) -> None:
-    said = "the log holds 5 of its 6 samples (the evaluation was cancelled): the figures are of those"
-    code, _, err = run_cli("score", str(logs["suite"]), "-s", str(logs["cancelled"]))
-    assert code == 0 and f"Warning: {logs['cancelled']}: {said}" in err, err
-    code, out, err = run_cli("report", str(logs["cancelled"]), "--json")
-    assert code == 0 and f"Warning: {logs['cancelled']}: {said}" in err, err
+@pytest.mark.parametrize(
+    ("status", "ended"),
+    [("cancelled", "was cancelled"), ("started", "is still running"), ("error", "failed")],
+)
+def test_a_log_cut_short_says_how_many_samples_it_holds(
+    logs: dict[str, Path], status: str, ended: str
+) -> None:
+    said = f"the log holds 5 of its 6 samples (the evaluation {ended}): the figures are of those"
+    log = logs[status]
+    code, _, err = run_cli("score", str(logs["suite"]), "-s", str(log))
+    assert code == 0 and f"Warning: {log}: {said}" in err, err
+    code, out, err = run_cli("report", str(log), "--json")
+    assert code == 0 and f"Warning: {log}: {said}" in err, err
     assert json.loads(out)[0]["records"] == 5
 
 
