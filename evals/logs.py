@@ -8,6 +8,13 @@ read it) as the response, so the same answers give the same scores.
 ``peakopt report`` reads the oracle's rows the ``peakopt/schedule`` scorer kept
 in each score's metadata.
 
+Each command takes the logs of its task (:meth:`Log.require`): another
+peakopt task's log, or another Inspect task's, is refused on one line saying
+what it is. A sample that errored is scored invalid with its error by both
+(:func:`errored_row` is ``peakopt score``'s row of its record), and a run
+cut short (cancelled, failed, still running) is said, with how many samples
+the log holds of how many (:meth:`Log.tell`).
+
 ``inspect_ai`` is imported when a log is read, never before: the command line
 starts without it, and says how to install it when it is missing.
 """
@@ -134,7 +141,7 @@ def sample_error(sample: EvalSample) -> str:
     return f"the sample failed: {(message.strip().splitlines() or ['no message'])[0][:200]}"
 
 
-def _kind(task: str, samples: list[EvalSample]) -> str | None:
+def _kind(samples: list[EvalSample]) -> str | None:
     """``schedule`` or ``plan`` when every sample is one of that peakopt task, else None."""
     metadata = [s.metadata or {} for s in samples]
     if all(m.get("task") == "plan" and "workflow" in m for m in metadata):
@@ -193,7 +200,7 @@ def read_log(path: str | Path) -> Log:
     return Log(
         source,
         task,
-        _kind(task, samples),
+        _kind(samples),
         log.eval.model,
         samples,
         _expected(log),
