@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import click
-from inspect_ai._util.error import PrerequisiteError
 
 from peakopt.cli.options import COUNT_OR_NONE, SECONDS, SEED
 from peakopt.evals.suites import load_suite, name_list
@@ -30,6 +29,11 @@ from peakopt.instances.prompts import SETTINGS
 from peakopt.models import PeakoptError, Suite
 
 T = TypeVar("T")
+
+try:  # what Inspect prints as a message alone (a private name: a later inspect-ai may move it)
+    from inspect_ai._util.error import PrerequisiteError as _Shown
+except ImportError:  # then the message comes with a traceback, still one line
+    _Shown = Exception  # type: ignore[misc,assignment]
 
 #: The click type of every argument that is a number, a choice or a flag: the command line's own.
 TYPES: dict[str, click.ParamType[Any]] = {
@@ -44,7 +48,7 @@ TYPES: dict[str, click.ParamType[Any]] = {
 ALWAYS_PASSED = frozenset({"model"})
 
 
-class TaskError(PrerequisiteError):
+class TaskError(_Shown):
     """An input of a task the user can fix; Inspect prints the message alone (no traceback).
 
     Parameters
@@ -55,6 +59,7 @@ class TaskError(PrerequisiteError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
+        self.message = message
         self.args = (message,)
 
     def __str__(self) -> str:
