@@ -30,6 +30,7 @@ from peakopt.evals.suites import Selection, WorkflowMachine, load_suite
 from peakopt.evals.values import SCHEDULE_KEYS, schedule_values
 from peakopt.instances.prompts import prompt_record
 from peakopt.models import PeakoptError, Suite
+from peakopt.oracle.references import Checked
 from peakopt.oracle.scoring import score_record
 
 logger = logging.getLogger(__name__)
@@ -99,7 +100,9 @@ def _reference_file(
         When the given file cannot be used (naming ``-T reference``), or the cache is damaged.
     """
     if reference is None:
-        return str(cached_references(suite, pairs, time_limit))
+        path = str(cached_references(suite, pairs, time_limit))
+        _say_failed(path, checked_references(path, pairs), len(pairs))
+        return path
     try:
         known = checked_references(reference, pairs)
     except PeakoptError as exc:
@@ -110,7 +113,24 @@ def _reference_file(
         logger.warning(
             "%s holds no reference for %d samples (e.g. %s): no gap there", reference, len(missing), first
         )
+    _say_failed(reference, known, len(pairs))
     return reference
+
+
+def _say_failed(path: str, known: Checked, pairs: int) -> None:
+    """One warning when references failed (their samples get no gap or efficiency), before any sample runs."""
+    failed = [(key, result) for key, result in known.items() if result.status == "error"]
+    if failed:
+        (workflow, machine), result = failed[0]
+        why = ((result.message or "").strip().splitlines() or ["no message"])[0][:200]
+        logger.warning(
+            "%s: %d of %d references failed (e.g. %s: %s): no gap or efficiency for those samples",
+            path,
+            len(failed),
+            pairs,
+            sample_id(workflow, machine or ""),
+            why,
+        )
 
 
 @task

@@ -159,3 +159,18 @@ def test_inspect_prints_the_one_message_without_a_traceback(tmp_path: Path) -> N
         and shown.splitlines()[-1] == "-T limit='abc': 'abc' is not a valid integer range."
     ), shown
     assert not (tmp_path / "cache").exists()
+
+
+def test_references_that_failed_are_said_before_any_sample_runs(
+    suite: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    reference = tmp_path / "refs.jsonl"
+    failed = {"workflow": "optimal", "machine": "worker", "status": "error", "message": "worker lost"}
+    reference.write_text(json.dumps(failed) + "\n")
+    with caplog.at_level("WARNING", logger="peakopt.evals.schedule"):
+        schedule(suite=str(suite), reference=str(reference))
+    said = [r.getMessage() for r in caplog.records if "references failed" in r.getMessage()]
+    assert said == [
+        f"{reference}: 1 of 2 references failed (e.g. optimal@worker: worker lost): "
+        "no gap or efficiency for those samples"
+    ]
