@@ -70,6 +70,9 @@ class JsonLinesReferences(ReferenceStore):
         starts over, and a side file left by an interrupted run is dropped.
     warn
         Says, on one line, what was dropped from a file resumed from.
+    remedy
+        What the user can do about a file that is not a reference file (the
+        command's option; a task's cache says its own).
 
     Raises
     ------
@@ -77,7 +80,9 @@ class JsonLinesReferences(ReferenceStore):
         When a file to resume from is not a reference file.
     """
 
-    def __init__(self, out: Destination, resume: bool, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, out: Destination, resume: bool, warn: Callable[[str], None], remedy: str = "--fresh replaces it"
+    ) -> None:
         self.out = out
         self.special = out.special
         self._known: dict[PairKey, SolveResult] = {}
@@ -90,7 +95,7 @@ class JsonLinesReferences(ReferenceStore):
         kept: dict[PairKey, tuple[str, SolveResult]] = {}
         if resume:
             for source in (out.target, partial):  # the side file's records are the newer ones
-                kept.update(read_done(source, warn))
+                kept.update(read_done(source, warn, out.option, remedy))
         self._known = {key: record for key, (_, record) in kept.items()}
         # the side file starts with what is carried over (byte for byte), written in one step
         write_atomic(partial, "".join(line for line, _ in kept.values()))
@@ -130,8 +135,13 @@ class JsonLinesReferences(ReferenceStore):
             self.out.partial.replace(self.out.target)
 
 
-def read_done(path: Path, warn: Callable[[str], None]) -> dict[PairKey, tuple[str, SolveResult]]:
+def read_done(
+    path: Path, warn: Callable[[str], None], option: str = "-o", remedy: str = "--fresh replaces it"
+) -> dict[PairKey, tuple[str, SolveResult]]:
     """The complete records of a records file, by (workflow, machine), with their lines as they are.
+
+    ``option`` names the file and ``remedy`` says what to do in the message of a file that is no
+    reference file.
 
     Raises
     ------
@@ -144,7 +154,7 @@ def read_done(path: Path, warn: Callable[[str], None]) -> dict[PairKey, tuple[st
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise _not_references(path, "it is not UTF-8 text") from None
+        raise _not_references(path, "it is not UTF-8 text", option, remedy) from None
     lines = text.splitlines(keepends=True)
     found: dict[PairKey, tuple[str, SolveResult]] = {}
     damaged = 0
@@ -166,16 +176,16 @@ def read_done(path: Path, warn: Callable[[str], None]) -> dict[PairKey, tuple[st
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "record"
             why = f"line {number} is not a reference record ({where}: {first['msg']})"
-            raise _not_references(path, why) from None
+            raise _not_references(path, why, option, remedy) from None
         found[(record.workflow, record.machine or "")] = (
             line if line.endswith("\n") else line + "\n",
             record,
         )
     if damaged and not found:
-        raise _not_references(path, "no line is a complete reference record")
+        raise _not_references(path, "no line is a complete reference record", option, remedy)
     return found
 
 
-def _not_references(path: Path, why: str) -> OutputError:
-    why = f"is not a reference file: {why}; nothing was changed (--fresh replaces it)"
-    return OutputError("-o", path, why)
+def _not_references(path: Path, why: str, option: str, remedy: str) -> OutputError:
+    why = f"is not a reference file: {why}; nothing was changed ({remedy})"
+    return OutputError(option, path, why)

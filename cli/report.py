@@ -113,10 +113,10 @@ def read_rows(path: str) -> list[ScoreRow]:
     read as a store only: a damaged one is an error, never read as JSON Lines.
     """
     source = Path(path)
+    if is_eval_log(source):
+        return log_score_rows(source, warn)  # says what a missing path, a directory, another log is
     if not source.exists():
         raise InputError(path, "", "does not exist")
-    if is_eval_log(source):
-        return log_score_rows(source)
     return read_score_rows(source) if is_store_path(source) else read_scores(path)
 
 

@@ -9,7 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.cluster import progress_bar
-from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn_unconstrained
+from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn, warn_unconstrained
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
@@ -284,9 +284,13 @@ def _online_plugin(spec: str) -> PolicyFactory:
 PLAN_ONLY = frozenset(PlanRow.model_fields) - frozenset(ScoreRow.model_fields)
 
 
-def answer_records(path: str) -> list[Record]:
-    """The records of a JSON Lines file, or of an Inspect log's samples (the model as the source)."""
-    return log_records(path) if is_eval_log(path) else read_records(path)
+def answer_records(path: str, kind: str = "schedule") -> list[Record]:
+    """The records of a JSON Lines file, or of an Inspect log's samples (the model as the source).
+
+    A log must be one of the task ``kind`` (``schedule``, ``plan``); that it is
+    incomplete, or that samples errored, is said in one ``Warning:`` line each.
+    """
+    return log_records(path, kind, warn) if is_eval_log(path) else read_records(path)
 
 
 def scope_pairs(scopes: Scopes) -> list[tuple[Workflow, Machine]]:
@@ -385,7 +389,7 @@ def plan_score_command(
     scopes = Scopes.read(truth_paths, fmt, cpu, keep_dummies)
     rows = [
         score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
-        for r in answer_records(predictions)
+        for r in answer_records(predictions, "plan")
     ]
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)

@@ -8,24 +8,33 @@ read it) as the response, so the same answers give the same scores.
 ``peakopt report`` reads the oracle's rows the ``peakopt/schedule`` scorer kept
 in each score's metadata.
 
+Each command takes the logs of its task (:meth:`Log.require`): another
+peakopt task's log, or another Inspect task's, is refused on one line saying
+what it is. A sample that errored is scored invalid with its error by both
+(:func:`errored_row` is ``peakopt score``'s row of its record), and a run
+cut short (cancelled, failed, still running) is said, with how many samples
+the log holds of how many (:meth:`Log.tell`).
+
 ``inspect_ai`` is imported when a log is read, never before: the command line
 starts without it, and says how to install it when it is missing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from peakopt.instances.errors import InputError
-from peakopt.instances.records import Record
+from peakopt.instances.records import Record, read_references
+from peakopt.models import SolveResult
 from peakopt.oracle.rows import ScoreRow
 
 if TYPE_CHECKING:
-    from inspect_ai.log import EvalSample
+    from inspect_ai.log import EvalLog, EvalSample
 
 #: The file suffix of Inspect's logs.
 SUFFIX = ".eval"
@@ -41,22 +50,140 @@ def is_eval_log(path: str | Path) -> bool:
     return Path(path).suffix.lower() == SUFFIX
 
 
-def _samples(path: str | Path) -> tuple[str, list[EvalSample], str | None]:
-    """The evaluated model's name, the samples of the log at ``path``, and why its run failed.
+#: What each task's logs are called in the messages, and the command that scores their answers.
+KINDS = {
+    "schedule": ("a scheduling log (peakopt/schedule)", "peakopt score SUITE --schedules LOG"),
+    "plan": ("a planning log (peakopt/plan)", "peakopt plan-score --truth SUITE --predictions LOG"),
+}
+#: How the samples that errored are counted, by the log's task: invalid, as an unreadable answer is.
+ERRORED = {
+    "schedule": "counted invalid, efficiency 0 where the optimum is proven (as an unreadable answer)",
+    "plan": "counted invalid (as an unreadable answer)",
+}
 
-    The last is None unless the evaluation ended in error (a failed run keeps
-    the samples it finished).
+Warn = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Log:
+    """An Inspect log, read: which task made it, its samples, and how its run ended.
+
+    Attributes
+    ----------
+    path
+        Where it was read from.
+    task
+        The task's name (``peakopt/schedule``...).
+    kind
+        ``schedule`` or ``plan`` when the samples are those of peakopt's tasks, else None.
+    model
+        The evaluated model's name.
+    samples
+        The samples the log holds.
+    expected
+        How many samples the run was to have (every epoch).
+    status
+        How the run ended: ``success``, ``cancelled``, ``error`` or ``started``.
+    failure
+        Why the run failed, when it did (a failed run keeps the samples it finished).
+    metadata
+        The task's metadata (the scheduling task's ``reference`` file...).
+    """
+
+    path: Path
+    task: str
+    kind: str | None
+    model: str
+    samples: list[EvalSample]
+    expected: int
+    status: str
+    failure: str | None
+    metadata: dict[str, Any]
+
+    def require(self, kind: str) -> None:
+        """Refuse a log that is not of the task ``kind`` (``schedule``, ``plan``), saying what it is.
+
+        Raises
+        ------
+        InputError
+            One line: what the log is, and how to score it.
+        """
+        if self.kind == kind:
+            return
+        if self.kind is None:
+            rule = f"is a log of the Inspect task {self.task!r}, not of peakopt/schedule or peakopt/plan"
+            raise InputError(self.path, "", rule)
+        what, command = KINDS[self.kind]
+        wanted = "planning" if kind == "plan" else "scheduling"
+        raise InputError(self.path, "", f"is {what}, not a {wanted} one; score it with {command}")
+
+    def tell(self, warn: Warn) -> None:
+        """Say, on one line each, that the run is incomplete and that samples errored (if so)."""
+        if self.status != "success" or len(self.samples) < self.expected:
+            how = {"cancelled": "was cancelled", "error": "failed", "started": "is still running"}
+            ended = how.get(self.status, f"ended {self.status}")
+            warn(
+                f"{self.path}: the log holds {len(self.samples)} of its {self.expected} samples "
+                f"(the evaluation {ended}): the figures are of those"
+            )
+        errored = [s for s in self.samples if s.error is not None]
+        if errored:
+            first = sample_error(errored[0]).removeprefix("the sample failed: ")
+            warn(
+                f"{self.path}: {len(errored)} of {len(self.samples)} samples of the log errored "
+                f"({first}): {ERRORED[self.kind or 'schedule']}"
+            )
+
+
+def sample_error(sample: EvalSample) -> str:
+    """Why a sample errored, on one line."""
+    message = sample.error.message if sample.error is not None else ""
+    return f"the sample failed: {(message.strip().splitlines() or ['no message'])[0][:200]}"
+
+
+def _kind(samples: list[EvalSample]) -> str | None:
+    """``schedule`` or ``plan`` when every sample is one of that peakopt task, else None."""
+    metadata = [s.metadata or {} for s in samples]
+    if all(m.get("task") == "plan" and "workflow" in m for m in metadata):
+        return "plan"
+    if all("workflow" in m and "machine" in m for m in metadata):
+        return "schedule"
+    return None
+
+
+def _expected(log: EvalLog) -> int:
+    """How many samples the run was to have: the dataset's (or those asked for), every epoch."""
+    count = log.eval.dataset.samples or 0
+    config = log.eval.config
+    if isinstance(config.sample_id, list):
+        count = len(config.sample_id)
+    elif config.sample_id is not None:
+        count = 1
+    if isinstance(config.limit, int):
+        count = min(count, config.limit)
+    elif isinstance(config.limit, tuple | list):
+        count = min(count, max(0, config.limit[1] - config.limit[0]))
+    return count * (config.epochs or 1)
+
+
+def read_log(path: str | Path) -> Log:
+    """The Inspect log at ``path``.
 
     Raises
     ------
     InputError
-        When inspect-ai is not installed, or the file is not a readable log.
+        When inspect-ai is not installed, or the file is not a readable log
+        (missing, a directory, damaged, or holding no samples).
     """
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise InputError(path, "", f"is an Inspect log; reading it needs inspect-ai: {INSTALL}") from None
-    if not Path(path).is_file():
+    source = Path(path)
+    if source.is_dir():
+        rule = "is a directory, not an Inspect log file (the logs of a run are the .eval files in it)"
+        raise InputError(path, "", rule)
+    if not source.is_file():
         raise InputError(path, "", "does not exist")
     try:
         log = read_eval_log(str(path))
@@ -68,7 +195,19 @@ def _samples(path: str | Path) -> tuple[str, list[EvalSample], str | None]:
     if log.status == "error":
         message = log.error.message if log.error else "no message"
         failure = f"the evaluation failed ({message.splitlines()[0][:200]})"
-    return log.eval.model, list(log.samples), failure
+    samples = list(log.samples)
+    task = log.eval.task
+    return Log(
+        source,
+        task,
+        _kind(samples),
+        log.eval.model,
+        samples,
+        _expected(log),
+        log.status,
+        failure,
+        dict(log.eval.metadata or {}),
+    )
 
 
 def _record(sample: EvalSample, model: str) -> dict[str, Any]:
@@ -83,56 +222,77 @@ def _record(sample: EvalSample, model: str) -> dict[str, Any]:
     return record
 
 
-def log_records(path: str | Path) -> list[Record]:
-    """One record per sample of the log, in the log's order (numbered from 1).
+def log_records(path: str | Path, kind: str = "schedule", warn: Warn = lambda message: None) -> list[Record]:
+    """One record per sample of a log of the task ``kind``, in the log's order (numbered from 1).
 
     A sample that ended in an error keeps its record (its response is what
     the model said, often nothing) and the error, so that it is scored
-    invalid with that reason, never dropped.
+    invalid with that reason, never dropped; ``warn`` is told so, and that a
+    run is incomplete, in one line each.
 
     Raises
     ------
     InputError
-        When inspect-ai is not installed, or the file is not a readable log.
+        When inspect-ai is not installed, the file is not a readable log, or
+        the log is of another task (saying which).
     """
-    model, samples, _ = _samples(path)
-    records = []
-    for number, sample in enumerate(samples, start=1):
-        error = None
-        if sample.error is not None:
-            error = f"the sample failed: {(sample.error.message.strip().splitlines() or ['no message'])[0]}"
-        records.append(Record(number, _record(sample, model), error))
-    return records
+    log = read_log(path)
+    log.require(kind)
+    log.tell(warn)
+    return [
+        Record(number, _record(sample, log.model), sample_error(sample) if sample.error is not None else None)
+        for number, sample in enumerate(log.samples, start=1)
+    ]
 
 
-def _rows(samples: list[EvalSample], key: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, sample in enumerate(samples, start=1):
-        for score in (sample.scores or {}).values():
-            if score.metadata and key in score.metadata:
-                yield number, score.metadata[key]
-                break
+def _row(sample: EvalSample, key: str) -> dict[str, Any] | None:
+    for score in (sample.scores or {}).values():
+        if score.metadata and key in score.metadata:
+            found: dict[str, Any] = score.metadata[key]
+            return found
+    return None
 
 
-def log_score_rows(path: str | Path) -> list[ScoreRow]:
-    """The oracle's rows the ``peakopt/schedule`` scorer kept in the log, one per scored sample.
+def _task_references(log: Log) -> dict[tuple[str, str], SolveResult]:
+    """The references the scheduling task scored against (its ``reference`` file), if it is still there."""
+    path = log.metadata.get("reference")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return {}
+    try:
+        return {(r.workflow, r.machine or ""): r for r in read_references(path)}
+    except InputError:
+        return {}
+
+
+def log_score_rows(path: str | Path, warn: Warn = lambda message: None) -> list[ScoreRow]:
+    """The oracle's rows the ``peakopt/schedule`` scorer kept in the log, one per sample.
+
+    A sample that errored has no row of the scorer: it is scored invalid with
+    its error, as ``peakopt score`` scores its record (efficiency 0 where the
+    task's references prove the optimum), and ``warn`` is told so.
 
     Raises
     ------
     InputError
-        When the log cannot be read, holds no such scores (a planning log, an
-        unscored one), or a row is damaged.
+        When the log cannot be read, is of another task, holds no such
+        scores (an unscored one), or a row is damaged.
     """
-    _, samples, failure = _samples(path)
-    found = list(_rows(samples, ROW_KEY))
-    if not found:
-        if any(True for _ in _rows(samples, PLAN_ROW_KEY)):
-            raise InputError(path, "", "is a planning log (peakopt/plan), not a scheduling one")
-        if failure:
-            raise InputError(path, "", f"holds no scores: {failure}")
+    log = read_log(path)
+    log.require("schedule")
+    found = [(number, sample, _row(sample, ROW_KEY)) for number, sample in enumerate(log.samples, start=1)]
+    if all(row is None for _, sample, row in found if sample.error is None):
+        if log.failure:
+            raise InputError(path, "", f"holds no scores: {log.failure}")
         rule = "holds no peakopt/schedule scores; score its answers with peakopt score SUITE --schedules LOG"
         raise InputError(path, "", rule)
+    log.tell(warn)
+    references = _task_references(log) if any(s.error is not None for s in log.samples) else {}
     rows = []
-    for number, data in found:
+    for number, sample, data in found:
+        if data is None:
+            if sample.error is not None:
+                rows.append(errored_row(sample, log.model, references))
+            continue
         try:
             rows.append(ScoreRow.model_validate(data))
         except ValidationError as exc:
@@ -140,3 +300,17 @@ def log_score_rows(path: str | Path) -> list[ScoreRow]:
             where = ".".join(str(p) for p in first["loc"])
             raise InputError(path, f"sample {number}", f"not a score row ({where}: {first['msg']})") from None
     return rows
+
+
+def errored_row(sample: EvalSample, model: str, references: dict[tuple[str, str], SolveResult]) -> ScoreRow:
+    """The row ``peakopt score`` gives the record of a sample that errored (see :func:`log_score_rows`).
+
+    As :func:`peakopt.oracle.scoring.score_record` does for a record with an
+    error: invalid with that reason, and its efficiency against the pair's reference.
+    """
+    from peakopt.oracle.score import Violation
+    from peakopt.oracle.scoring import identity, with_efficiency
+
+    record = _record(sample, model)
+    row = ScoreRow.invalid([Violation(kind="parse", message=sample_error(sample))], **identity(record))
+    return with_efficiency(row, references.get((row.workflow or "", row.machine or "")))

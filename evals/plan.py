@@ -21,8 +21,9 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from peakopt.evals.answer import answer
+from peakopt.evals.arguments import TaskError, check_arguments, chosen, names, suite_argument
 from peakopt.evals.logs import PLAN_ROW_KEY
-from peakopt.evals.suites import Selection, load_suite, name_list
+from peakopt.evals.suites import Selection, load_suite
 from peakopt.evals.values import PLAN_KEYS, plan_values
 from peakopt.instances.prompts import plan_prompt_record
 from peakopt.models import Workflow
@@ -84,29 +85,37 @@ def plan(
     limit: int | None = None,
     seed: int | None = None,
     structured: bool = False,
+    **unknown: Any,
 ) -> Task:
     """Read each workflow's dependencies from its request and tool calls; scored by the planning metrics.
+
+    Every argument is checked first, with the command line's ranges
+    (:mod:`peakopt.evals.arguments`); a wrong one, or one the task does not
+    have, is one message naming it.
 
     Parameters
     ----------
     suite
         Workflows whose steps carry their tool calls (generated and bundled suites do).
     tiers
-        Only these workflow tiers (comma-separated or a list).
+        Only these workflow tiers (comma-separated or a list, each once).
     limit, seed
         At most ``limit`` samples, drawn after shuffling with ``seed`` (suite order without one).
     structured
         Send the answer's JSON Schema as the response format (structured output).
     """
-    selection = Selection(tiers=name_list(tiers), limit=limit, seed=seed)
-    workflows = selection.order(selection.workflows(load_suite(suite)))
+    given = {"suite": suite, "tiers": tiers, "limit": limit, "seed": seed, "structured": structured}
+    args = check_arguments("peakopt/plan", given, unknown)
+    selection = Selection(tiers=names("tiers", tiers), limit=args["limit"], seed=args["seed"])
+    loaded = suite_argument(suite)
+    workflows = chosen(lambda: selection.order(selection.workflows(loaded)))
     if not workflows:
-        raise ValueError("the selection holds no workflow to plan")
+        raise TaskError("the selection holds no workflow to plan")
     dataset = MemoryDataset([plan_sample(w) for w in workflows], name="peakopt-plan")
-    metadata: dict[str, Any] = {"suite": suite}
+    metadata: dict[str, Any] = {"suite": suite, "arguments": args}
     return Task(
         dataset=dataset,
-        solver=answer(structured, "dependencies"),
+        solver=answer(args["structured"], "dependencies"),
         scorer=structure(suite),
         metadata=metadata,
     )

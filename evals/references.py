@@ -31,11 +31,16 @@ from peakopt.campaign.executors import Where, default_jobs, open_executor
 from peakopt.campaign.jsonl import JsonLinesReferences
 from peakopt.campaign.runner import run_work
 from peakopt.campaign.solves import SOLVES, solve_items
+from peakopt.evals.arguments import TaskError
+from peakopt.instances.errors import OutputError
 from peakopt.instances.records import reference_lines
 from peakopt.models import Machine, Suite, Workflow, content_hash
 from peakopt.oracle.references import Checked, check_references
 
 logger = logging.getLogger(__name__)
+
+#: What a task's user can do about a cache file that is not a reference file.
+REMEDY = "delete it to solve the references again, or give -T reference=REFS.jsonl"
 
 #: How the references are solved: one CP-SAT thread per solve (reproducible), the pairs in parallel.
 SOLVE_SETTINGS: dict[str, Any] = {"workers": 1, "seed": 0, "backend": "cpsat", "gap_limit": 0.0}
@@ -106,12 +111,20 @@ def cached_references(suite: Suite, pairs: Iterable[tuple[Workflow, Machine]], t
     -------
     Path
         The cache file (it exists, possibly empty when ``pairs`` is).
+
+    Raises
+    ------
+    peakopt.evals.arguments.TaskError
+        When the cache file is not a reference file (it is left as it is), saying what to do.
     """
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{content_hash(suite)}.jsonl"
     with _locked(target.with_name(target.name + ".lock")):
-        store = JsonLinesReferences(CacheFile(target), resume=True, warn=logger.warning)
+        try:
+            store = JsonLinesReferences(CacheFile(target), resume=True, warn=logger.warning, remedy=REMEDY)
+        except OutputError as exc:
+            raise TaskError(str(exc)) from None
         try:
             todo = [
                 item

@@ -23,11 +23,14 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from peakopt.evals.answer import answer
+from peakopt.evals.arguments import TaskError, check_arguments, chosen, names, shown, suite_argument
 from peakopt.evals.logs import ROW_KEY
 from peakopt.evals.references import cached_references, checked_references
-from peakopt.evals.suites import Selection, WorkflowMachine, load_suite, name_list
+from peakopt.evals.suites import Selection, WorkflowMachine, load_suite
 from peakopt.evals.values import SCHEDULE_KEYS, schedule_values
-from peakopt.instances.prompts import SETTINGS, prompt_record
+from peakopt.instances.prompts import prompt_record
+from peakopt.models import PeakoptError, Suite
+from peakopt.oracle.references import Checked
 from peakopt.oracle.scoring import score_record
 
 logger = logging.getLogger(__name__)
@@ -87,19 +90,47 @@ def oracle(suite: str, reference: str) -> Scorer:
 
 
 def _reference_file(
-    pairs: list[WorkflowMachine], suite: str, reference: str | None, time_limit: float
+    pairs: list[WorkflowMachine], suite: Suite, reference: str | None, time_limit: float
 ) -> str:
-    """The references file the scorer reads: ``reference`` (checked now) or the suite's cache file."""
+    """The references file the scorer reads: ``reference`` (checked now) or the suite's cache file.
+
+    Raises
+    ------
+    TaskError
+        When the given file cannot be used (naming ``-T reference``), or the cache is damaged.
+    """
     if reference is None:
-        return str(cached_references(load_suite(suite), pairs, time_limit))
-    known = checked_references(reference, pairs)
+        path = str(cached_references(suite, pairs, time_limit))
+        _say_failed(path, checked_references(path, pairs), len(pairs))
+        return path
+    try:
+        known = checked_references(reference, pairs)
+    except PeakoptError as exc:
+        raise TaskError(f"-T reference={shown(reference)}: {exc}") from None
     missing = [p for p in pairs if (p[0].id, p[1].name) not in known]
     if missing:
         first = sample_id(missing[0][0].id, missing[0][1].name)
         logger.warning(
             "%s holds no reference for %d samples (e.g. %s): no gap there", reference, len(missing), first
         )
+    _say_failed(reference, known, len(pairs))
     return reference
+
+
+def _say_failed(path: str, known: Checked, pairs: int) -> None:
+    """One warning when references failed (their samples get no gap or efficiency), before any sample runs."""
+    failed = [(key, result) for key, result in known.items() if result.status == "error"]
+    if failed:
+        (workflow, machine), result = failed[0]
+        why = ((result.message or "").strip().splitlines() or ["no message"])[0][:200]
+        logger.warning(
+            "%s: %d of %d references failed (e.g. %s: %s): no gap or efficiency for those samples",
+            path,
+            len(failed),
+            pairs,
+            sample_id(workflow, machine or ""),
+            why,
+        )
 
 
 @task
@@ -113,8 +144,13 @@ def schedule(
     structured: bool = False,
     reference: str | None = None,
     time_limit: float = 60.0,
+    **unknown: Any,
 ) -> Task:
     """Schedule each workflow × machine of a suite; scored by peakopt's oracle against the optimum.
+
+    Every argument is checked first, with the command line's ranges
+    (:mod:`peakopt.evals.arguments`); a wrong one, or one the task does not
+    have, is one message naming it.
 
     Parameters
     ----------
@@ -123,7 +159,7 @@ def schedule(
     setting
         The prompt's context: ``rasc`` (resource costs) or ``no-profile`` (structure only).
     machines, tiers
-        Only these machines and workflow tiers (comma-separated or a list).
+        Only these machines and workflow tiers (comma-separated or a list, each once).
     limit, seed
         At most ``limit`` samples, drawn after shuffling with ``seed`` (suite order without one).
     structured
@@ -132,20 +168,34 @@ def schedule(
         References to compare with (``peakopt solve -o``); by default they are solved
         once per suite and cached (see :mod:`peakopt.evals.references`).
     time_limit
-        Seconds per reference solve, when they are solved.
+        Seconds per reference solve, when they are solved (as ``peakopt solve --time-limit``).
     """
-    if setting not in SETTINGS:
-        raise ValueError(f"setting must be one of {', '.join(SETTINGS)}, got {setting!r}")
-    selection = Selection(machines=name_list(machines), tiers=name_list(tiers), limit=limit, seed=seed)
-    pairs = selection.pairs(load_suite(suite))
+    given: dict[str, Any] = {"suite": suite, "setting": setting, "machines": machines, "tiers": tiers}
+    given |= {"limit": limit}
+    given |= {"seed": seed, "structured": structured, "reference": reference, "time_limit": time_limit}
+    args = check_arguments("peakopt/schedule", given, unknown)
+    selection = Selection(
+        machines=names("machines", machines),
+        tiers=names("tiers", tiers),
+        limit=args["limit"],
+        seed=args["seed"],
+    )
+    loaded = suite_argument(suite)
+    pairs = chosen(lambda: selection.pairs(loaded))
     if not pairs:
-        raise ValueError("the selection holds no workflow × machine to schedule")
-    path = _reference_file(pairs, suite, reference, time_limit)
-    dataset = MemoryDataset([schedule_sample(p, setting) for p in pairs], name=f"peakopt-{setting}")
-    metadata: dict[str, Any] = {"suite": suite, "setting": setting, "reference": path}
+        raise TaskError("the selection holds no workflow × machine to schedule")
+    path = _reference_file(pairs, loaded, reference, args["time_limit"])
+    samples = [schedule_sample(p, args["setting"]) for p in pairs]
+    dataset = MemoryDataset(samples, name=f"peakopt-{args['setting']}")
+    metadata: dict[str, Any] = {
+        "suite": suite,
+        "setting": args["setting"],
+        "reference": path,
+        "arguments": args,
+    }
     return Task(
         dataset=dataset,
-        solver=answer(structured, "schedule"),
+        solver=answer(args["structured"], "schedule"),
         scorer=oracle(suite, path),
         metadata=metadata,
     )

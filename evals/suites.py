@@ -70,16 +70,15 @@ class Selection:
         Raises
         ------
         ValueError
-            When a tier names no workflow of the suite.
+            When a tier names no workflow of the suite (the message names ``-T tiers``).
         """
         if self.tiers is None:
             return list(suite.workflows)
         known = {str(w.meta.get("tier")) for w in suite.workflows if "tier" in w.meta}
         wrong = [t for t in self.tiers if t not in known]
         if wrong:
-            raise ValueError(
-                f"no workflow of tier {', '.join(wrong)}; known: {', '.join(sorted(known)) or 'none'}"
-            )
+            listed = ", ".join(sorted(known)) or "none"
+            raise ValueError(f"-T tiers: no workflow of tier {', '.join(wrong)}; known: {listed}")
         return [w for w in suite.workflows if str(w.meta.get("tier")) in self.tiers]
 
     def chosen_machines(self, suite: Suite) -> list[Machine]:
@@ -91,13 +90,13 @@ class Selection:
             When the suite has no machine at all, or none of a chosen name.
         """
         if not suite.machines:
-            raise ValueError("the suite has no machine profiles; scheduling needs them")
+            raise ValueError("-T suite: the suite has no machine profiles; scheduling needs them")
         if self.machines is None:
             return list(suite.machines)
         known = [m.name for m in suite.machines]
         wrong = [name for name in self.machines if name not in known]
         if wrong:
-            raise ValueError(f"no machine {', '.join(wrong)}; known: {', '.join(known)}")
+            raise ValueError(f"-T machines: no machine {', '.join(wrong)}; known: {', '.join(known)}")
         return [suite.machine(name) for name in self.machines]
 
     def order(self, items: Sequence[T]) -> list[T]:
@@ -109,7 +108,7 @@ class Selection:
             On a negative limit.
         """
         if self.limit is not None and self.limit < 0:
-            raise ValueError(f"limit must be at least 0, got {self.limit}")
+            raise ValueError(f"-T limit: must be at least 0, got {self.limit}")
         found = list(items)
         if self.seed is not None:
             random.Random(self.seed).shuffle(found)

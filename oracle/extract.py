@@ -27,6 +27,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
 from json_repair import repair_json
@@ -44,6 +45,8 @@ REPAIR_LIMIT = 100_000
 #: The last token of a text, which a cut may have left incomplete: a key, a number, a word, ``,`` or ``:``.
 _TAIL = re.compile(r"""(?:,|:|"(?:[^"\\\n]|\\.)*"|[-+\w.]+)\s*\Z""")
 _WORD = re.compile(r"[\w.\-]+")
+#: A Markdown code fence (a line of three backticks or tildes, or more).
+_FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})", re.MULTILINE)
 
 
 class Decoded(NamedTuple):
@@ -61,6 +64,9 @@ class Decoded(NamedTuple):
         True when json-repair had to fix the span.
     truncated
         True when the span is still open at the end of the text (a cut-off answer).
+    unclosed
+        What would close the span, when it is still open at the end of the text but a
+        code fence follows its start: the JSON was left open, not cut off (else empty).
     """
 
     value: Any
@@ -69,6 +75,7 @@ class Decoded(NamedTuple):
     duplicates: frozenset[str] = frozenset()
     repaired: bool = False
     truncated: bool = False
+    unclosed: str = ""
 
 
 def _loads(raw: str) -> tuple[Any] | None:
@@ -153,19 +160,26 @@ def find_json(text: str, relevant: Callable[[str], bool] = lambda raw: True) -> 
     found: list[Decoded] = []
     cache: dict[str, tuple[Any, bool] | None] = {}  # answers repeat spans: decode each text once
 
-    def visit(spans: Sequence[Span], cut: bool) -> None:  # cut: inside a span cut off at the end
+    def visit(spans: Sequence[Span], cut: bool, unclosed: str) -> None:  # cut: inside a span cut off
         for span in spans:
+            # open at the end, but a fence closes the block it is in: the model left it open there
+            fence = _FENCE.search(text, span.start) if span.closers else None
+            if fence is not None:
+                span = replace(span, end=fence.start(), cut_string=None)  # what lies before the fence
             raw = text[span.start : span.end]
             key = raw + "\0" + span.closers if span.closers else raw
             result = cache[key] if key in cache else cache.setdefault(key, _decode(span, raw, relevant))
+            left = unclosed or (span.closers if fence is not None else "")
             if result is not None:
                 truncated = cut or bool(span.closers)
-                found.append(Decoded(result[0], span.start, span.end, span.duplicates, result[1], truncated))
+                found.append(
+                    Decoded(result[0], span.start, span.end, span.duplicates, result[1], truncated, left)
+                )
             if (result is None or span.closers) and span.inner:
                 # the spans inside a cut-off JSON value are pieces of it, cut off too
-                visit(span.inner, result is not None)
+                visit(span.inner, result is not None, left if result is not None else "")
 
-    visit(scan(text), False)
+    visit(scan(text), False, "")
     return found
 
 

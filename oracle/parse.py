@@ -15,7 +15,7 @@ Accepted shapes, at the top or nested under any key (``schedule``,
 Numbers may be strings, with or without a unit: ``"1.5"``, ``"1.5 s"``,
 ``"4800ms"``, ``"250 us"``, ``"2 min"``, ``"1 h"`` (``m`` alone is refused:
 minutes or milli?). Units convert in decimal arithmetic, so ``"4800ms"`` is
-exactly the float ``4.8``. A map under ``requested_delays`` or ``delays``
+exactly the float ``4.8`` (:mod:`peakopt.oracle.numbers`). A map under ``requested_delays`` or ``delays``
 holds delays. When the workflow's step ids are known, a map is a schedule
 only if one of its keys is a step and one of its values a number (or a
 start object); keys that are not steps and hold no number
@@ -23,6 +23,12 @@ start object); keys that are not steps and hold no number
 times (``end_times``, ``finish``, ``durations``...) and dependency
 structures beside the schedule are ignored; a list or map with no time in
 it (only text) is no schedule.
+
+A timing for an id that is no step (when the steps are known) is not read
+but named, with the nearest step id. When no part of an answer reads as a
+schedule, the part that is a schedule gone wrong (times under ids that are
+no steps, steps whose values are not read) says why; the reasons' kinds and
+wording are :mod:`peakopt.oracle.reasons`'.
 
 Which of several schedules in one response is the answer, and what the
 reasoning of a reasoning model counts for, is :mod:`peakopt.oracle.answer`'s
@@ -36,11 +42,12 @@ import math
 import re
 from collections.abc import Collection, Hashable
 from dataclasses import dataclass, replace
-from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from peakopt.oracle import reasons
 from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning, under_final_key
 from peakopt.oracle.extract import Decoded, find_json, find_parts, is_id, naming, step_of
+from peakopt.oracle.numbers import read_number, time_like, unread_unit
 from peakopt.oracle.score import Violation
 
 Kind = Literal["start", "delay"]
@@ -64,17 +71,7 @@ OTHER_TIMES = frozenset(
 DEPENDENCY_KEYS = frozenset(
     {"dependencies", "dependency_structure", "depends_on", "predecessors", "edges", "graph", "dag"}
 )
-#: Seconds per unit, as exact decimals.
-UNITS = {
-    **dict.fromkeys(("", "s", "sec", "secs", "second", "seconds"), Decimal(1)),
-    **dict.fromkeys(("ms", "msec", "msecs", "millisecond", "milliseconds"), Decimal("0.001")),
-    **dict.fromkeys(("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"), Decimal("1e-6")),
-    **dict.fromkeys(("min", "mins", "minute", "minutes"), Decimal(60)),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), Decimal(3600)),
-}
-_NUMBER = re.compile(r"^([-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?+\d++)?+)\s*+([^\W\d_]*+)\.?$")
 _WORDS = re.compile(r"[^a-z]+")
-TRUNCATED = "the answer is cut off inside its JSON (truncated output): its last value may be incomplete"
 
 
 @dataclass(frozen=True)
@@ -105,38 +102,32 @@ class Parsed:
     reasoning: bool = False
 
 
-def read_number(raw: Any) -> float | None:
-    """``raw`` as a finite float (numbers, numeric strings with an optional unit), else None."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int | float):
-        try:
-            value = float(raw)
-        except OverflowError:  # an integer beyond the float range
-            return None
-    else:
-        match = _NUMBER.match(raw.strip()) if isinstance(raw, str) else None
-        unit = UNITS.get(match.group(2).lower()) if match else None
-        if match is None or unit is None:
-            return None
-        try:
-            value = float(Decimal(match.group(1)) * unit)
-        except (InvalidOperation, ArithmeticError):
-            return None
-    return value if math.isfinite(value) else None
+def _read_as_time(raw: Any, lenient: bool) -> bool:
+    """Whether a value under a key that is no step counts as a timing (not commentary)."""
+    return time_like(raw) if lenient else read_number(raw) is not None
 
 
-def _timing(raw: Any, kind: Kind) -> tuple[Kind, Any, bool] | None:
-    """(kind, raw value, named by a timing key) of a map value, or None when it is no timing at all."""
+def _timing(raw: Any, kind: Kind, lenient: bool = False) -> tuple[Kind, Any, bool] | None:
+    """(kind, raw value, named by a timing key) of a map value, or None when it is no timing at all.
+
+    ``lenient`` (looking for why no schedule was read) takes any flat value as a timing
+    (``[0, 4.8]``, an object of scalars without a timing key; not ``[]``).
+    """
+    items = _items(raw)
+    flat = lenient and bool(items) and not any(isinstance(v, dict | list) for v in items)
     if isinstance(raw, dict):
         for found, keys in _TIMING_KEYS:
             for key in keys:
                 if key in raw:
                     return found, raw[key], True
-        return None
-    if isinstance(raw, list):
+        return (kind, raw, False) if flat else None
+    if isinstance(raw, list) and not flat:
         return None
     return kind, raw, False
+
+
+def _items(raw: Any) -> list[Any]:
+    return list(raw.values()) if isinstance(raw, dict) else raw if isinstance(raw, list) else []
 
 
 def _entry(item: Any, steps: Collection[str]) -> tuple[str, Kind, Any, bool] | None:
@@ -153,16 +144,26 @@ def _entry(item: Any, steps: Collection[str]) -> tuple[str, Kind, Any, bool] | N
 
 
 class _Collector:
-    """Builds a :class:`Parsed` from (step, kind, raw) triples, noting every problem."""
+    """Builds a :class:`Parsed` from (step, kind, raw) triples, noting every problem.
 
-    def __init__(self, duplicates: Collection[str] = ()) -> None:
+    A timing for an id that is no step of the workflow (when its steps are
+    known) is left out of the values and named in one ``unknown`` reason.
+    """
+
+    def __init__(self, duplicates: Collection[str] = (), steps: Collection[str] = ()) -> None:
         self.values: dict[str, float] = {}
         self.kinds: set[Kind] = set()
         self.problems: list[Violation] = []
         self.seen: set[str] = set()
         self.duplicates = duplicates
+        self.steps = steps
+        self.unknown: list[str] = []
 
     def add(self, step: str, kind: Kind, raw: Any) -> None:
+        if self.steps and step not in self.steps:
+            if step not in self.unknown:
+                self.unknown.append(step)
+            return
         if step in self.seen or step in self.duplicates:
             if step not in {t for p in self.problems if p.kind == "duplicate" for t in p.tasks}:
                 self.problems.append(
@@ -175,13 +176,19 @@ class _Collector:
         value = read_number(raw)
         if value is None:
             what = "start" if kind == "start" else "requested delay"
-            message = f"step {step!r}: {what} {raw!r} is not a finite number"
-            self.problems.append(Violation(kind="non_numeric", message=message, tasks=(step,)))
+            self.problems.append(reasons.bad_value(step, what, raw, unread_unit(raw)))
         else:
             self.values[step] = value
 
+    @property
+    def size(self) -> int:
+        """How many entries were given (read or not)."""
+        return len(self.seen) + len(self.unknown)
+
     def result(self) -> Parsed:
         problems = list(self.problems)
+        if self.unknown:
+            problems.insert(0, reasons.unknown_ids(self.unknown, self.steps))
         if len(self.kinds) > 1:
             problems.append(
                 Violation(kind="parse", message="the schedule mixes start times and requested delays")
@@ -190,9 +197,16 @@ class _Collector:
         return Parsed(self.values, kind, tuple(problems))
 
 
-def _accept(node: Any, key: str | None, steps: Collection[str], duplicates: Collection[str]) -> Parsed | None:
-    """Read ``node`` as a schedule, if it is one."""
-    collector, explicit = _Collector(duplicates), False
+def _accept(
+    node: Any, key: str | None, steps: Collection[str], duplicates: Collection[str], lenient: bool = False
+) -> Parsed | None:
+    """Read ``node`` as a schedule, if it is one.
+
+    ``lenient`` looks for why an answer holds no schedule: a map whose keys
+    are no steps but whose values are written as times, or one whose steps
+    have only values that are not read, is then a (faulty) schedule.
+    """
+    collector, explicit = _Collector(duplicates, steps), False
     single = _entry(node, steps)
     if single is not None or isinstance(node, list):
         collector.duplicates = ()  # a list repeats keys across its objects; only steps count
@@ -201,20 +215,35 @@ def _accept(node: Any, key: str | None, steps: Collection[str], duplicates: Coll
                 collector.add(*entry[:3])
                 explicit = explicit or entry[3]
     elif isinstance(node, dict):
-        if steps and not any(step in steps for step in node):
+        if steps and not lenient and not any(step in steps for step in node):
             return None  # no step of the workflow: another map (resources, notes...)
         default: Kind = "delay" if key is not None and key.lower() in DELAY_WRAPPERS else "start"
         for step, raw in node.items():
-            timing = _timing(raw, default)
+            timing = _timing(raw, default, lenient and step in steps)
             if timing is None or (step in SUMMARY_KEYS and step not in steps):
                 continue
-            if steps and step not in steps and read_number(timing[1]) is None:
+            if steps and step not in steps and not _read_as_time(timing[1], lenient):
                 continue  # text under a key that is no step: commentary
             collector.add(step, timing[0], timing[1])
             explicit = explicit or timing[2]
-    if not collector.values and not explicit:
+    if lenient:
+        return collector.result() if _faulty(collector, steps) else None
+    if not collector.values and not (explicit and collector.size > len(collector.unknown)):
         return None  # only text where times would be: descriptions or edges, not a schedule
     return collector.result()
+
+
+def _faulty(collector: _Collector, steps: Collection[str]) -> bool:
+    """Whether what a lenient reading collected is a schedule gone wrong, not some other map.
+
+    Its steps' values are not read, or at least half the workflow's steps
+    (two at least) are given under ids that are none of them.
+    """
+    if collector.values:
+        return False  # a reading with values is found by the strict reading, or is no schedule
+    if collector.problems:
+        return True
+    return len(collector.unknown) >= min(len(steps), max(2, math.ceil(len(steps) / 2)))
 
 
 def _not_starts(key: str, steps: Collection[str]) -> bool:
@@ -226,12 +255,16 @@ def _not_starts(key: str, steps: Collection[str]) -> bool:
 
 
 def schedule_readings(
-    value: Any, steps: Collection[str] = (), duplicates: Collection[str] = ()
+    value: Any, steps: Collection[str] = (), duplicates: Collection[str] = (), lenient: bool = False
 ) -> list[tuple[Parsed, bool]]:
-    """Every part of a decoded value that reads as a schedule, and whether it sits under a *final* key."""
+    """Every part of a decoded value that reads as a schedule, and whether it sits under a *final* key.
+
+    ``lenient``: the parts that read as a schedule gone wrong (see ``_accept``), to say why
+    a value holds no schedule.
+    """
     found = find_parts(
         value,
-        lambda node, key: _accept(node, key, steps, duplicates),
+        lambda node, key: _accept(node, key, steps, duplicates, lenient),
         WRAPPERS + DELAY_WRAPPERS,
         skip=lambda key: _not_starts(key, steps),
     )
@@ -246,14 +279,30 @@ def _parts(parsed: Parsed) -> frozenset[Hashable]:
     return frozenset((parsed.kind, step, value) for step, value in parsed.values.items())
 
 
+def _as_read(parsed: Parsed, span: Decoded, reasoning: bool) -> Parsed:
+    """``parsed`` as read from ``span``: JSON left open ends the reading with that one reason."""
+    # what a cut leaves of the last value ('' of "8.5", a half key) is the cut's doing: one reason
+    problems = parsed.problems
+    if span.unclosed:
+        problems = (reasons.unclosed(span.unclosed),)
+    elif span.truncated:
+        problems = (reasons.truncated(),)
+    return replace(parsed, problems=problems, repaired=span.repaired, reasoning=reasoning)
+
+
 def _chosen(readings: list[Reading[Parsed]], text: str, reasoning: bool) -> Parsed | Violation:
     chosen = choose_reading(readings, text, _key, _parts)
     if isinstance(chosen, Ambiguous):
         return Violation(kind="ambiguous", message=chosen.message("schedules"))
-    parsed, span = chosen.value, chosen.span
-    # what the cut leaves of the last value ('' of "8.5", a half key) is the cut's doing: one reason
-    problems = (Violation(kind="truncated", message=TRUNCATED),) if span.truncated else parsed.problems
-    return replace(parsed, problems=problems, repaired=span.repaired, reasoning=reasoning)
+    return _as_read(chosen.value, chosen.span, reasoning)
+
+
+def _faultiest(readings: list[Reading[Parsed]], reasoning: bool) -> Parsed | None:
+    """Of the lenient readings, the one with the most entries (the first of those): why none was read."""
+    if not readings:
+        return None
+    best = max(readings, key=lambda r: len(r.value.values) + sum(len(p.tasks) for p in r.value.problems))
+    return _as_read(best.value, best.span, reasoning)
 
 
 def parse_starts(
@@ -274,22 +323,29 @@ def parse_starts(
     -------
     Parsed, Violation or None
         The schedule; an ``ambiguous`` violation when the value holds several
-        different ones and no ``final_*`` key picks one; None when no part of
+        different ones and no ``final_*`` key picks one; a schedule gone
+        wrong, with its problems, when no part is read but one gives times
+        for unknown ids or values that are not read; None when no part of
         ``value`` is a schedule.
     """
     span = Decoded(value, 0, 0)
     readings = [Reading(p, span, final) for p, final in schedule_readings(value, steps, duplicates)]
-    return _chosen(readings, "", False) if readings else None
+    if readings:
+        return _chosen(readings, "", False)
+    faulty = [Reading(p, span, final) for p, final in schedule_readings(value, steps, duplicates, True)]
+    return _faultiest(faulty, False)
 
 
-def _decoded_readings(decoded: list[Decoded], steps: Collection[str]) -> list[Reading[Parsed]]:
+def _decoded_readings(
+    decoded: list[Decoded], steps: Collection[str], lenient: bool = False
+) -> list[Reading[Parsed]]:
     # spans of equal text share their value: read each value once
     memo: dict[tuple[int, frozenset[str]], list[tuple[Parsed, bool]]] = {}
     readings: list[Reading[Parsed]] = []
     for candidate in decoded:
         key = (id(candidate.value), candidate.duplicates)
         if key not in memo:
-            memo[key] = schedule_readings(candidate.value, steps, candidate.duplicates)
+            memo[key] = schedule_readings(candidate.value, steps, candidate.duplicates, lenient)
         readings.extend(Reading(parsed, candidate, final) for parsed, final in memo[key])
     return readings
 
@@ -309,20 +365,26 @@ def parse_response(text: str, steps: Collection[str] = ()) -> Parsed | Violation
     Parsed or Violation
         The schedule the answer gives (see :mod:`peakopt.oracle.answer`), or
         a violation saying why there is none: ``parse`` (no JSON, no
-        schedule), ``ambiguous`` (several, none marked final).
+        schedule), ``ambiguous`` (several, none marked final). When no part
+        of the JSON reads as a schedule but one is a schedule gone wrong
+        (times under ids that are no steps, steps whose values are not
+        read), that one is returned with its problems
+        (:mod:`peakopt.oracle.reasons`), so that the reason names the cause.
     """
     if not text.strip():
-        return Violation(kind="parse", message="empty response")
-    parts, any_json = split_reasoning(text), False
+        return reasons.empty()
+    parts = split_reasoning(text)
+    seen: list[tuple[list[Decoded], bool]] = []
     for part, reasoning in ((parts.answer, False), (parts.reasoning, True)):
         decoded = find_json(part, naming(steps))
-        any_json = any_json or bool(decoded)
+        seen.append((decoded, reasoning))
         readings = _decoded_readings(decoded, steps)
         if readings:
             return _chosen(readings, part, reasoning)
-    if not any_json:
-        excerpt = " ".join(text.split())
-        excerpt = excerpt if len(excerpt) <= 60 else excerpt[:57] + "..."
-        return Violation(kind="parse", message=f"no JSON in the response: {excerpt!r}")
-    expected = "step -> start, or a list of {id, start}"
-    return Violation(kind="parse", message=f"the response's JSON holds no schedule ({expected})")
+    for decoded, reasoning in seen:
+        faulty = _faultiest(_decoded_readings(decoded, steps, lenient=True), reasoning)
+        if faulty is not None:
+            return faulty
+    if not any(decoded for decoded, _ in seen):
+        return reasons.no_json(text)
+    return reasons.holds_none("schedule", "step -> start, or a list of {id, start}")

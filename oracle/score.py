@@ -18,6 +18,8 @@ ViolationKind = Literal[
     "instance",
     "ambiguous",
     "truncated",
+    "unclosed",
+    "unit",
     "failed",
 ]
 
@@ -34,8 +36,12 @@ class Violation(BaseModel):
         ``non_numeric`` (a start that is not a finite number), ``duplicate``
         (a step given twice), ``instance`` (the record names a workflow or
         machine that is not in the suite), ``ambiguous`` (an answer gives
-        several different schedules and marks none as final) and
-        ``truncated`` (an answer cut off inside its JSON); a run record adds
+        several different schedules and marks none as final), ``truncated``
+        (an answer cut off inside its JSON), ``unclosed`` (its JSON left open
+        before its code fence closes) and ``unit`` (a time in a unit peakopt
+        does not read, or a clock time); ``unknown`` also names timings an
+        answer gives for ids that are no step (see
+        :mod:`peakopt.oracle.reasons`); a run record adds
         ``failed`` (a step of the run failed).
     message
         E.g. ``a -> b: b starts at 3.0 before a ends at 4.5`` or

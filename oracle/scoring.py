@@ -20,6 +20,7 @@ from peakopt.oracle import metrics
 from peakopt.oracle.evaluate import evaluate, with_reference
 from peakopt.oracle.parse import Parsed, parse_response, parse_starts
 from peakopt.oracle.planning import plan_score
+from peakopt.oracle.reasons import UNSCORED
 from peakopt.oracle.replay import DelayFrom, Missing, Mode, replay
 from peakopt.oracle.rows import PlanRow, ScoreRow
 from peakopt.oracle.score import Violation
@@ -205,7 +206,7 @@ def _score_record(
     if isinstance(parsed, Violation):
         return ScoreRow.invalid([parsed], **ident)
     read = {"requested": parsed.values, "requested_kind": parsed.kind, "from_reasoning": parsed.reasoning}
-    if any(p.kind == "truncated" for p in parsed.problems):
+    if any(p.kind in UNSCORED for p in parsed.problems):
         # the last value may be cut (8 of 8.5): nothing of a cut-off answer is scored
         return ScoreRow.invalid(parsed.problems, **ident, **read)
     replayed = replay(workflow, parsed, options.mode, options.delay_from, options.missing)

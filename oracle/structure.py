@@ -28,6 +28,7 @@ from collections.abc import Collection, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from peakopt.oracle import reasons
 from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning
 from peakopt.oracle.extract import find_json, find_parts, is_id, naming, step_of
 from peakopt.oracle.score import Violation
@@ -194,10 +195,10 @@ def structure_from_response(text: str, steps: Collection[str] = ()) -> Structure
     Reasoning blocks and several structures in one answer follow
     :mod:`peakopt.oracle.answer`'s rule (equal ones are one; otherwise the one
     marked final, else ``ambiguous``); a structure cut off at the end of the
-    text is ``truncated``.
+    text is ``truncated``, one left open before its code fence closes ``unclosed``.
     """
     if not text.strip():
-        return Violation(kind="parse", message="empty response")
+        return reasons.empty()
     parts, any_json = split_reasoning(text), False
     for part in (parts.answer, parts.reasoning):
         decoded = find_json(part, naming(steps))
@@ -210,11 +211,11 @@ def structure_from_response(text: str, steps: Collection[str] = ()) -> Structure
         chosen = choose_reading(readings, part, _key)
         if isinstance(chosen, Ambiguous):
             return Violation(kind="ambiguous", message=chosen.message("structures"))
+        if chosen.span.unclosed:
+            return reasons.unclosed(chosen.span.unclosed)
         if chosen.span.truncated:
-            return Violation(
-                kind="truncated", message="the answer is cut off inside its JSON (truncated output)"
-            )
+            return reasons.truncated()
         return chosen.value
     if not any_json:
-        return Violation(kind="parse", message="no JSON in the response")
-    return Violation(kind="parse", message="the response's JSON holds no dependency structure")
+        return reasons.no_json(text)
+    return reasons.holds_none("dependency structure")

@@ -23,11 +23,11 @@ from inspect_ai.model import (
     get_model,
 )
 
+from peakopt.evals.arguments import TaskError
 from peakopt.evals.references import cache_dir
 from peakopt.evals.schedule import schedule
 from peakopt.evals.values import SCHEDULE_KEYS
 from peakopt.instances.records import write_jsonl
-from peakopt.oracle import InvalidReference
 from peakopt.oracle.aggregate import summarise
 from peakopt.oracle.rows import ScoreRow
 
@@ -150,5 +150,8 @@ def test_a_given_reference_file_is_checked_before_any_sample_runs(tmp_path: Path
     bad = tmp_path / "refs.jsonl"
     record = {"workflow": "optimal", "machine": "worker", "status": "optimal", "makespan": 5.0}
     bad.write_text(json.dumps(record | {"lower_bound": 5.0, "starts": {}}) + "\n")
-    with pytest.raises(InvalidReference, match=r"refs\.jsonl: line 1: reference for workflow 'optimal'"):
+    with pytest.raises(
+        TaskError,
+        match=r"^-T reference='.*refs\.jsonl': .*refs\.jsonl: line 1: reference for workflow 'optimal'",
+    ):
         run_task(suite, tmp_path, reference=str(bad))

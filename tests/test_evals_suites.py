@@ -30,7 +30,7 @@ def test_unknown_machines_and_tiers_are_named() -> None:
         Selection(machines=["huge"]).pairs(suite)
     with pytest.raises(ValueError, match="no workflow of tier extreme; known: easy, hard, medium"):
         Selection(tiers=["extreme"]).pairs(suite)
-    with pytest.raises(ValueError, match="limit must be at least 0"):
+    with pytest.raises(ValueError, match="-T limit: must be at least 0"):
         Selection(limit=-1).order([1])
 
 
