@@ -20,6 +20,7 @@ from matplotlib.ticker import PercentFormatter
 
 from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
 from peakopt.oracle.rows import ScoreRow
+from peakopt.plots.literal import legend, literal
 
 #: What the profile's caption says, wherever it is shown.
 PROFILE_NOTE = (
@@ -69,6 +70,7 @@ def profile_steps(gaps: Sequence[float], right: float) -> tuple[list[float], lis
     return xs, ys
 
 
+@literal
 def gap_profile(rows: Sequence[ScoreRow]) -> Figure | None:
     """ECDF (performance profile) of the gap per source: share of pairs within x % of the optimum.
 
@@ -85,26 +87,29 @@ def gap_profile(rows: Sequence[ScoreRow]) -> Figure | None:
     right = max(1.0, 1.05 * max(finite, default=0.0))
     fig = Figure(figsize=(6.4, 4.0), layout="constrained")
     ax = fig.subplots()
+    entries = []
     for index, (source, gaps) in enumerate(groups.items()):
         if not gaps:
             continue
         xs, ys = profile_steps(gaps, right)
         never = sum(not math.isfinite(g) for g in gaps)
         label = f"{source} ({never} of {len(gaps)} unsafe or invalid)" if never else source
-        ax.step(
+        (line,) = ax.step(
             xs, ys, where="post", color=_colour(index), label=label, linewidth=1.4, gid=f"profile-{source}"
         )
+        entries.append((line, label))
     ax.set_xlim(0, right)
     ax.set_ylim(0, 1.02)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("gap to the optimum, x (%)")
     ax.set_ylabel("pairs within x % of the optimum")
     ax.set_title("Gap profile (unsafe and invalid answers never count as within)", fontsize=10)
-    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    legend(ax, entries, fontsize=7, frameon=False, loc="lower right")
     ax.grid(color="0.92")
     return fig
 
 
+@literal
 def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
     """Scatter of makespan against cva, one colour per source; None without valid rows.
 
@@ -116,9 +121,10 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
         return None
     fig = Figure(figsize=(6.4, 4.2), layout="constrained")
     ax = fig.subplots()
+    entries = []
     for index, (key, members) in enumerate(groups.items()):
         points = np.array([(r.makespan, r.cva) for r in members], dtype=float)
-        ax.scatter(
+        dots = ax.scatter(
             points[:, 0],
             points[:, 1],
             s=14,
@@ -127,11 +133,12 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
             label=_label(key[0]),
             linewidths=0,
         )
+        entries.append((dots, _label(key[0])))
     ax.set_xlabel("makespan (s)")
     ax.set_ylabel("capacity violation area (capacity × s)")
     ax.set_title("Makespan against capacity violation", fontsize=10)
-    legend = ax.legend(fontsize=7, frameon=False)
-    for handle in legend.legend_handles:  # the key shows the colour, not the transparency
+    # the key shows the colour, not the transparency
+    for handle in legend(ax, entries, fontsize=7, frameon=False).legend_handles:
         if handle is not None:
             handle.set_alpha(1.0)
     ax.grid(color="0.92")
@@ -173,6 +180,7 @@ def _bar(summary: ScoreSummary | None, chosen: BarMetric) -> tuple[float, float,
     return chosen.scale * mean, chosen.scale * (mean - interval.low), chosen.scale * (interval.high - mean)
 
 
+@literal
 def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> Figure | None:
     """Bars of a mean (:data:`BAR_METRICS`) per value of ``by`` (e.g. tier), one colour per source.
 
@@ -191,9 +199,10 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
     fig = Figure(figsize=(1.8 + 0.9 * len(values) * max(1, len(sources)) ** 0.5, 3.4), layout="constrained")
     ax = fig.subplots()
     width = 0.8 / max(1, len(sources))
+    entries = []
     for index, source in enumerate(sources):
         heights, below, above = zip(*(_bar(lookup.get((source, v)), chosen) for v in values), strict=True)
-        ax.bar(
+        bars = ax.bar(
             np.arange(len(values)) + index * width,
             heights,
             width,
@@ -203,11 +212,12 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
             color=_colour(index),
             label=_label(source),
         )
+        entries.append((bars, _label(source)))
     ax.set_xticks(np.arange(len(values)) + width * (len(sources) - 1) / 2, [_label(v) for v in values])
     ax.set_xlabel(by)
     ax.set_ylabel(chosen.label)
     ax.set_title(f"{chosen.label.split(' (')[0]} per {by}, with 95 % intervals", fontsize=10)
-    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    legend(ax, entries, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", color="0.9")
     return fig
 
