@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from peakopt.cli import exports
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.main import cli
 from peakopt.cli.messages import console
@@ -45,6 +46,8 @@ NAMES = [
     "[",
     "]",
     "&amp;",
+    "*a*_b|`c`",
+    "[x](y)",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,6 +110,10 @@ def test_every_command_shows_names_literally(tmp_path: Path, name: str) -> None:
     # the leaderboard, the summary (grouped by every name) and the file name in the title
     ok(run("report", scores, "--by", "machine,workflow,tier"), name, f"{name}2", Path(scores).name)
     ok(run("report", scores, "--table-format", "latex"))
+    import markdown  # Python-Markdown (mkdocs'): the Markdown export reads back as the name itself
+
+    exported = ok(run("report", scores, "--by", "machine", "--table-format", "md"))
+    assert html.escape(name, quote=False) in markdown.markdown(exported, extensions=["tables"])
     page = tmp_path / "r.html"
     ok(run("report", scores, "--suite", path, "-r", refs, "-o", str(page)))
     text = page.read_text()
@@ -170,6 +177,8 @@ TEXT = st.text(
 
 @settings(max_examples=60, deadline=None)
 @given(names=st.lists(TEXT, min_size=2, max_size=3, unique=True))
+@example(names=["*a*", "x|y"]).via("Markdown emphasis, a cell's end")
+@example(names=["<b>q", "`c`", "[/bold]"]).via("HTML, code, rich markup")
 def test_tables_and_progress_show_any_name_literally(names: list[str]) -> None:
     rows = rows_of(names)
     found = summaries(rows, ("source", "machine", "tier"))
@@ -181,6 +190,11 @@ def test_tables_and_progress_show_any_name_literally(names: list[str]) -> None:
     )
     for name in names:
         assert name in text
+    import markdown
+
+    page = markdown.markdown(exports.markdown(report_table(found, names[0])), extensions=["tables"])
+    for name in names:
+        assert html.escape(name, quote=False) in page
     with progress_bar(console(), names[0], names[1]) as bar:
         out = io.StringIO()
         bar.console.file = out
