@@ -177,7 +177,10 @@ def _bar(summary: ScoreSummary | None, chosen: BarMetric) -> tuple[float, float,
     interval = summary.intervals.get(chosen.field)
     if interval is None:
         return chosen.scale * mean, 0.0, 0.0
-    return chosen.scale * mean, chosen.scale * (mean - interval.low), chosen.scale * (interval.high - mean)
+    # the interval resamples questions (a pair's epochs averaged first), the mean is over rows: with
+    # uneven epochs, or in the last digit, the mean may sit just outside it; a bar's whisker is never negative
+    below, above = max(0.0, mean - interval.low), max(0.0, interval.high - mean)
+    return chosen.scale * mean, chosen.scale * below, chosen.scale * above
 
 
 @literal
