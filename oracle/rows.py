@@ -175,9 +175,10 @@ class ScoreRow(BaseModel):
     makespan ... dependency_violations
         The metrics of :class:`~peakopt.oracle.score.Score`.
     avoidable_cva_soft, slowed_makespan
-        The avoidable overflow of the machine's soft resources (no unsafety) and, for a safe
-        schedule, the makespan under the slowdown it causes, which the gaps and the efficiency
-        are figured from.
+        The avoidable overflow of the machine's soft resources (no unsafety) and, for a valid
+        schedule (an unsafe one too), the makespan under the slowdown it causes, which a safe
+        schedule's gaps and efficiency are figured from; None for an invalid one (see
+        :class:`~peakopt.oracle.score.Score`).
     peak_ratio, violation_area
         Per resource.
     overflows
@@ -285,7 +286,7 @@ class ScoreRow(BaseModel):
             cva_floor=score.cva_floor,
             avoidable_cva=score.avoidable_cva,
             avoidable_cva_soft=score.avoidable_cva_soft,
-            slowed_makespan=score.slowed_makespan if safe else None,
+            slowed_makespan=score.slowed_makespan if valid else None,
             safe=safe,
             mru=score.mru,
             strict_mru=score.strict_mru,
