@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
+from peakopt.oracle.pairs import with_settings
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.literal import legend, literal
 
@@ -36,6 +37,20 @@ def _colour(index: int) -> tuple[float, ...]:
 
 def _label(value: str | None) -> str:
     return value if value is not None else "(none)"
+
+
+def _series(rows: Sequence[ScoreRow], but: str | None = None) -> list[str]:
+    """What a chart draws in one colour: a source under one setting (rows of two never merge).
+
+    The source and every setting the rows differ in (:func:`~peakopt.oracle.pairs.with_settings`),
+    less ``but`` (the chart's own axis).
+    """
+    return [key for key in with_settings(rows, ("source",)) if key != but]
+
+
+def _series_label(key: Sequence[str | None]) -> str:
+    """``asap`` for a source alone, ``asap / 0.3`` beside the settings that tell its series apart."""
+    return " / ".join(_label(value) for value in key)
 
 
 def profile_gap(row: ScoreRow) -> float | None:
@@ -80,8 +95,8 @@ def gap_profile(rows: Sequence[ScoreRow]) -> Figure | None:
     if not any(r.reference_status is not None or r.gap is not None or r.gap_vs_lb is not None for r in rows):
         return None
     groups = {
-        _label(key[0]): [g for g in map(profile_gap, members) if g is not None]
-        for key, members in group_rows(rows, ("source",)).items()
+        _series_label(key): [g for g in map(profile_gap, members) if g is not None]
+        for key, members in group_rows(rows, _series(rows)).items()
     }
     finite = [g for gaps in groups.values() for g in gaps if math.isfinite(g)]
     right = max(1.0, 1.05 * max(finite, default=0.0))
@@ -116,7 +131,7 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
     Points are translucent: safe schedules pile up on cva 0, and the pile's
     depth shows.
     """
-    groups = group_rows([r for r in rows if r.valid and r.makespan is not None], ("source",))
+    groups = group_rows([r for r in rows if r.valid and r.makespan is not None], _series(rows))
     if not groups:
         return None
     fig = Figure(figsize=(6.4, 4.2), layout="constrained")
@@ -130,10 +145,10 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
             s=14,
             alpha=0.35,
             color=_colour(index),
-            label=_label(key[0]),
+            label=_series_label(key),
             linewidths=0,
         )
-        entries.append((dots, _label(key[0])))
+        entries.append((dots, _series_label(key)))
     ax.set_xlabel("makespan (s)")
     ax.set_ylabel("capacity violation area (capacity × s)")
     ax.set_title("Makespan against capacity violation", fontsize=10)
@@ -193,10 +208,11 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
     read as a perfect gap). None when no group has the figure.
     """
     chosen = BAR_METRICS[metric]
-    summaries = aggregate(rows, ("source", by), intervals=True)
+    series = _series(rows, but=by)
+    summaries = aggregate(rows, [*series, by], intervals=True)
     if not any(chosen.mean(s) is not None for s in summaries):
         return None
-    lookup = {(s.group["source"], s.group[by]): s for s in summaries}
+    lookup = {(tuple(s.group[k] for k in series), s.group[by]): s for s in summaries}
     sources = list(dict.fromkeys(key[0] for key in lookup))
     values = list(dict.fromkeys(key[1] for key in lookup))
     fig = Figure(figsize=(1.8 + 0.9 * len(values) * max(1, len(sources)) ** 0.5, 3.4), layout="constrained")
@@ -213,9 +229,9 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
             capsize=3,
             error_kw={"elinewidth": 0.8, "ecolor": "0.25"},
             color=_colour(index),
-            label=_label(source),
+            label=_series_label(source),
         )
-        entries.append((bars, _label(source)))
+        entries.append((bars, _series_label(source)))
     ax.set_xticks(np.arange(len(values)) + width * (len(sources) - 1) / 2, [_label(v) for v in values])
     ax.set_xlabel(by)
     ax.set_ylabel(chosen.label)

@@ -219,3 +219,17 @@ def test_one_source_needs_no_leaderboard(tmp_path: Path) -> None:
     code, _, err = run("report", write(tmp_path / "s.jsonl", [row("a", "w", None)]))
     assert code == 0, err
     assert "leaderboard" not in err
+
+
+@pytest.mark.parametrize("key", SETTINGS)
+def test_charts_draw_each_setting_apart(key: str) -> None:
+    from peakopt.plots.charts import gap_profile, group_bars, makespan_vs_cva
+
+    first, second, _, _ = SETTINGS[key]
+    dicts = [row("m", f"w{i}", 1.0, tier="t", gap=0.0, **first) for i in range(2)]
+    dicts += [row("m", f"w{i}", 0.5, tier="t", gap=1.0, **second) for i in range(2)]
+    rows = [ScoreRow.model_validate({**d, "reference_status": "optimal"}) for d in dicts]
+    for fig in (gap_profile(rows), makespan_vs_cva(rows), group_bars(rows, "tier", "efficiency")):
+        assert fig is not None
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert len(labels) == 2 and all(label.startswith("m / ") for label in labels), labels
