@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from peakopt.campaign.storage import (
     COLUMNS,
     OPTIONAL_COLUMNS,
@@ -41,10 +43,11 @@ from peakopt.campaign.storage import (
     read_schema,
     transaction,
 )
+from peakopt.instances import InputError
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.models import content_hash as content_hash
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.rows import ScoreRow, not_a_row
 
 #: (instance hash, machine hash, method, params JSON): what identifies a result row.
 ResultKey = tuple[str, str, str, str]
@@ -232,10 +235,17 @@ class Store:
         keys
             Only the rows of these keys (e.g. one campaign's); all by default.
         """
-        found = self.db.execute("SELECT instance, machine, method, params, row FROM results ORDER BY rowid")
-        return [
-            ScoreRow.model_validate_json(text) for *key, text in found if keys is None or tuple(key) in keys
-        ]
+        found = self.db.execute(
+            "SELECT rowid, instance, machine, method, params, row FROM results ORDER BY rowid"
+        )
+        return [self._row(number, text) for number, *key, text in found if keys is None or tuple(key) in keys]
+
+    def _row(self, number: int, text: str) -> ScoreRow:
+        """A stored row, read back; one that no schedule can have (an efficiency of 1.7) is an error."""
+        try:
+            return ScoreRow.model_validate_json(text)
+        except ValidationError as exc:
+            raise InputError(self.path, f"results row {number}", not_a_row(exc)) from None
 
     def worst(self, method: str, count: int) -> list[tuple[ScoreRow, Workflow, Machine, SolveResult | None]]:
         """The ``count`` rows of ``method`` farthest from the optimum (gap, else gap vs lower bound).
@@ -243,7 +253,7 @@ class Store:
         Only safe rows with a gap figure count (as in the aggregates).
         """
         found = self.db.execute(
-            """SELECT r.row, i.document, m.document, f.result FROM results r
+            """SELECT r.rowid, r.row, i.document, m.document, f.result FROM results r
                JOIN instances i ON i.instance = r.instance JOIN machines m ON m.machine = r.machine
                LEFT JOIN refs f ON f.instance = r.instance AND f.machine = r.machine
                WHERE r.method = ? AND r.safe = 1 AND COALESCE(r.gap, r.gap_vs_lb) IS NOT NULL
@@ -252,12 +262,12 @@ class Store:
         )
         return [
             (
-                ScoreRow.model_validate_json(row),
+                self._row(number, row),
                 Workflow.model_validate_json(workflow),
                 Machine.model_validate_json(machine),
                 None if ref is None else SolveResult.model_validate_json(ref),
             )
-            for row, workflow, machine, ref in found
+            for number, row, workflow, machine, ref in found
         ]
 
     def read_bounds(self, keys: Iterable[str]) -> dict[str, tuple[Any, ...]]:

@@ -121,15 +121,19 @@ class RateColumn(ProgressColumn):
 
 
 def progress_bar(console: Console, label: str, unit: str) -> Progress:
-    """A bar with count, rate, elapsed time and ETA, on stderr."""
+    """A bar with count, rate, elapsed time and ETA, on stderr.
+
+    Its texts are literal (``markup=False``): a description names workflows and machines from
+    users' files, and the label is kept out of the column's format template (its braces doubled).
+    """
     return Progress(
-        TextColumn(f"[bold]{label}"),
+        TextColumn(label.replace("{", "{{").replace("}", "}}"), style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         RateColumn(unit),
         TimeElapsedColumn(),
-        TextColumn("ETA"),
+        TextColumn("ETA", markup=False),
         TimeRemainingColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         console=console,
     )

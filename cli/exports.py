@@ -46,14 +46,31 @@ def cells(table: Table) -> tuple[list[str], list[bool], list[list[str]]]:
     return headers, right, [list(row) for row in zip(*columns, strict=True)]
 
 
+#: What Markdown would read as formatting in a cell: emphasis, code, a cell's end (escaped with a
+#: backslash), and HTML and entities (written as entities, which every Markdown reads).
+_MARKDOWN = {
+    **{char: "\\" + char for char in "\\`*_|"},
+    **{"&": "&amp;", "<": "&lt;", ">": "&gt;"},
+}
+
+
+def markdown_text(text: str) -> str:
+    r"""``text`` shown literally in Markdown: ``a_b*`` is ``a\_b\*``, ``<b>`` is ``&lt;b&gt;``.
+
+    Names come from users' files; a link ``[x](y)`` is broken at ``](`` (an interval's brackets,
+    ``[0.880, 0.940]``, are not a link and stay as they are).
+    """
+    return "".join(_MARKDOWN.get(char, char) for char in text).replace("](", "]\\(")
+
+
 def _markdown_cell(text: str) -> str:
-    return text.replace("|", r"\|") or " "
+    return markdown_text(text) or " "
 
 
 def markdown(table: Table) -> str:
     """A Markdown pipe table (GitHub's and MkDocs' syntax), its title as a bold line above it."""
     headers, right, rows = cells(table)
-    lines = [f"**{table.title}**", ""] if table.title else []
+    lines = [f"**{markdown_text(str(table.title))}**", ""] if table.title else []
     lines.append("| " + " | ".join(_markdown_cell(h) for h in headers) + " |")
     lines.append("|" + "|".join("---:" if r else ":---" for r in right) + "|")
     lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]

@@ -52,10 +52,16 @@ def quiet() -> bool:
 
 
 def console() -> Console:
-    """A rich console on stderr, silent under ``--quiet``; 300 columns wide when not a terminal."""
+    """A rich console on stderr, silent under ``--quiet``; 300 columns wide when not a terminal.
+
+    The one console of every command, and it reads no markup, emoji codes or highlighting: every
+    string it prints, a table's cells and titles included, is shown as it is. Tables hold names
+    from users' files (a source ``[/bold]``, a machine ``m[red]x``), which markup would fail on
+    or change; styles are given as ``style=`` arguments instead.
+    """
     from rich.console import Console  # here: only the commands that draw tables load rich
 
-    found = Console(stderr=True, quiet=quiet())
+    found = Console(stderr=True, quiet=quiet(), markup=False, emoji=False, highlight=False)
     if not found.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
         found.width = 300
     return found

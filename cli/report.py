@@ -16,7 +16,7 @@ from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option, show_tables
-from peakopt.cli.messages import plural, quiet_option, wrote
+from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import COUNT_OR_NONE, by_option, check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
@@ -36,8 +36,9 @@ from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflo
 from peakopt.oracle import ScoreRow, aggregate, evaluate
 from peakopt.oracle.aggregate import ScoreSummary, group_rows
 from peakopt.oracle.leaderboard import Board, board
+from peakopt.oracle.pairs import with_settings
 from peakopt.oracle.references import Checked
-from peakopt.plots.columns import Column, summary_columns
+from peakopt.plots.columns import Column, summary_columns, unranked_note
 from peakopt.plots.worst import case_title, pick_worst
 
 if TYPE_CHECKING:
@@ -60,10 +61,14 @@ class MethodSummary(ScoreSummary):
 
 
 def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list[MethodSummary]:
-    """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`."""
+    """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`.
+
+    Rows judged under different settings (prompt setting, noise, samples, execution) are never
+    merged: every setting they differ in is grouped by too (:func:`~peakopt.oracle.pairs.with_settings`).
+    """
     return [
         MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))
-        for summary in aggregate(rows, list(by), intervals=True)
+        for summary in aggregate(rows, with_settings(rows, by), intervals=True)
     ]
 
 
@@ -156,6 +161,9 @@ def show_summaries(
     """
     emit(found, as_json, as_csv, stream=False)
     tables = board_tables(ranked) if ranked is not None else []
+    missing = unranked_note(ranked) if ranked is not None else None
+    if missing:
+        note(missing)  # a leaderboard is never left out, nor a source from it, without a word
     if as_json and ranked is not None:
         click.echo(board_json(ranked), nl=False)
     reasons = errors_table(rows)

@@ -66,7 +66,7 @@ def _cells(schedule: Schedule, score: Score) -> tuple[str, str, str]:
     if schedule.machine is None:
         return figure(score.makespan), "-", "-" if score.valid else "invalid"
     safe = "yes" if score.safe else ("invalid" if not score.valid else "no")
-    if score.slowed_makespan is not None and score.slowed_makespan > score.makespan:
+    if score.safe and score.slowed_makespan is not None and score.slowed_makespan > score.makespan:
         safe = f"yes, slowed to {figure(score.slowed_makespan)}"  # soft overflow costs time, shown
     return figure(score.makespan), figure(score.cva, 4), safe
 

@@ -34,9 +34,10 @@ from peakopt.instances.records import Record, read_records, reference_lines
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
 from peakopt.oracle.online import PolicyFactory
+from peakopt.oracle.pairs import with_settings
 from peakopt.oracle.references import Checked, check_references
 from peakopt.oracle.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
-from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.rows import PlanRow, ScoreRow, not_a_row
 from peakopt.oracle.sampled import REPLAYED, Sampler, Sampling, score_sampled
 from peakopt.oracle.scenarios import Noise
 from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
@@ -218,7 +219,7 @@ def score(
     )
     check_by(rows, by)
     _emit(rows, as_json, as_csv, out)
-    summaries = aggregate(rows, by, intervals=True)
+    summaries = aggregate(rows, with_settings(rows, by), intervals=True)  # settings never merged
     tables = [score_table(summaries, gaps=bool(references) or bool(runs.records))]
     if samples:
         tables.append(monte_carlo_table(summaries, _title(sampling)))
@@ -330,11 +331,7 @@ def read_scores(path: str) -> list[ScoreRow]:
         try:
             rows.append(ScoreRow.model_validate(record.data))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(
-                path, f"line {record.line}", f"not a score row ({where}: {first['msg']})"
-            ) from None
+            raise InputError(path, f"line {record.line}", not_a_row(exc)) from None
     return rows
 
 

@@ -17,7 +17,10 @@ How invalid records count (a choice PeakBench leaves open):
   :func:`peakopt.oracle.metrics.efficiency`).
 
 Each mean can carry its seeded 95 % bootstrap interval (``intervals=True``),
-computed on the same per-record values as the mean (:func:`samples`).
+computed on the same per-record values as the mean (:func:`samples`), averaged per question
+first (:mod:`peakopt.oracle.pairs`): repeated answers to one workflow × machine pair (Inspect's
+epochs) are one value of the resampling, as on the leaderboard, not independent ones. With one
+answer per pair (or the same number for every pair) the mean is the mean of those values.
 
 Monte Carlo figures (rows scored with ``--samples``) are averaged the same way, one value per
 record (each record's own mean over its scenarios, every record with the same number of
@@ -38,6 +41,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from peakopt.oracle.intervals import Interval, mean_interval
+from peakopt.oracle.pairs import SAMPLED_KEYS, group_value, means_by, question_keys, questions
 from peakopt.oracle.rows import MonteCarloMeans, PlanRow, ScoreRow, drop_absent
 
 R = TypeVar("R", ScoreRow, PlanRow)
@@ -77,18 +81,6 @@ def mean(values: Iterable[float | None]) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
-def group_value(row: ScoreRow | PlanRow, key: str) -> str | None:
-    """A row's value for grouping by ``key``: a scalar field of the row, else one of its labels.
-
-    Numbers and flags become text (``true``, ``0.7``), as the labels are.
-    """
-    if key in type(row).model_fields:
-        value = getattr(row, key)
-        if not isinstance(value, dict | list):
-            return None if value is None else str(value).lower() if isinstance(value, bool) else str(value)
-    return row.labels.get(key)
-
-
 def check_group_keys(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) -> None:
     """Refuse a grouping key that is neither a row field nor a label of any row (a typo).
 
@@ -100,6 +92,8 @@ def check_group_keys(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[
     if not rows:
         return
     fields = scalar_fields(type(rows[0]))
+    if isinstance(rows[0], ScoreRow):
+        fields += list(SAMPLED_KEYS)  # the settings of the rows' samples (None without)
     found = {label for row in rows for label in row.labels}
     unknown = [key for key in by if key not in fields and key not in found]
     if unknown:
@@ -225,7 +219,7 @@ def summarise(
     valid = [r for r in rows if r.valid]
     values = samples(rows)
     safe = [r for r in valid if r.safe]
-    found = {key: mean_interval(sample) for key, sample in values.items()} if intervals else {}
+    found = _intervals(rows, values) if intervals else {}
     return ScoreSummary(
         group=group or {},
         records=len(rows),
@@ -246,6 +240,12 @@ def summarise(
         intervals={key: interval for key, interval in found.items() if interval is not None},
         monte_carlo=_monte_carlo(rows, values),
     )
+
+
+def _intervals(rows: Sequence[ScoreRow], values: dict[str, list[float | None]]) -> dict[str, Interval | None]:
+    """Each mean's interval, resampling questions: a question's answers averaged first."""
+    ids = questions(rows, question_keys(rows))
+    return {key: mean_interval(means_by(ids, sample).values()) for key, sample in values.items()}
 
 
 def _monte_carlo(rows: Sequence[ScoreRow], values: dict[str, list[float | None]]) -> MonteCarloSummary | None:

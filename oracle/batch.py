@@ -52,8 +52,10 @@ class BatchScores:
     ``violation_area`` have one column per resource of ``resources`` (the
     machine's, in its order). An undefined MRU (span 0) is NaN here.
     ``slowed_makespan`` is the exact path's (:mod:`peakopt.oracle.slowdown`), computed exactly
-    for the safe rows with avoidable soft overflow (the makespan of the other safe rows, NaN
-    for the unsafe ones, as ``evaluate``'s None).
+    for the safe rows with avoidable soft overflow (the makespan of the other safe rows), and
+    NaN for the unsafe ones, where ``evaluate`` has it too: the gaps and efficiencies figured
+    from it are a safe row's only, and an unsafe row with soft overflow would cost an exact
+    simulation each (about 3 ms for 15 steps, against 20 µs a row for the batch).
     """
 
     resources: tuple[str, ...]

@@ -146,8 +146,9 @@ def evaluate(
         dependency_violations=metrics.dependency_violations(measured),
         resources={r: _resource(r, usage, measured) for r, usage in measured.usage.items()},
         violations=tuple(violations),
-        # only a safe schedule's gap and efficiency are figured from it; an unsafe one earns nothing
-        slowed_makespan=slowed_makespan(workflow, measured) if safe else None,
+        # defined for every valid schedule (an unsafe one's too: hard overflow changes no rate),
+        # though only a safe one's gap and efficiency are figured from it
+        slowed_makespan=slowed_makespan(workflow, measured) if metrics.valid(measured) else None,
     )
 
 

@@ -19,15 +19,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
 from statistics import fmean
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from peakopt.oracle.intervals import BOOTSTRAP_SEED, RESAMPLES, Interval, mean_interval
+from peakopt.oracle.pairs import PAIR_KEYS, PairId, question_keys, question_means
 from peakopt.oracle.rows import ScoreRow
 
-#: What makes two rows answers to the same question.
-PAIR_KEYS = ("workflow", "machine")
-#: A pair's identity: the values of :data:`PAIR_KEYS` (and any other keys asked for).
-PairId = tuple[str | None, ...]
 #: Per source, per pair, one value.
 Values = Mapping[str, Mapping[PairId, float]]
 
@@ -63,14 +60,13 @@ def by_pair(
 
     Rows whose value is None are left out (a pair with no defined value is not
     one the source is compared on); a row without a source counts as ``-``.
+    See :func:`~peakopt.oracle.pairs.question_means`.
     """
-    collected: dict[str, dict[PairId, list[float]]] = defaultdict(lambda: defaultdict(list))
+    sources: dict[str, list[ScoreRow]] = defaultdict(list)
     for row in rows:
-        figure = value(row)
-        if figure is not None:
-            pair = tuple(getattr(row, key) for key in keys)
-            collected[row.source or "-"][pair].append(figure)
-    return {source: {pair: fmean(v) for pair, v in pairs.items()} for source, pairs in collected.items()}
+        sources[row.source or "-"].append(row)
+    found = {source: question_means(own, value, keys) for source, own in sources.items()}
+    return {source: pairs for source, pairs in found.items() if pairs}
 
 
 def standings(values: Values, *, resamples: int = RESAMPLES, seed: int = BOOTSTRAP_SEED) -> list[Standing]:
@@ -122,11 +118,14 @@ class Board(BaseModel):
         The per-pair value ranked (``efficiency``).
     pair_keys
         What makes two rows answers to the same question: workflow and machine,
-        and the prompt setting when the rows carry one.
+        and every setting the rows differ in (:func:`~peakopt.oracle.pairs.question_keys`).
     standings
         The sources, best first (:func:`standings`).
     differences
         Every two sources on their common pairs (:func:`differences`).
+    unranked
+        The sources of the rows that have no value on any pair (no proven optimum to compare
+        with), which the standings leave out; tables say so rather than drop them silently.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -135,6 +134,7 @@ class Board(BaseModel):
     pair_keys: list[str]
     standings: list[Standing]
     differences: list[Difference]
+    unranked: list[str] = Field(default_factory=list)
 
 
 def board(rows: Sequence[ScoreRow]) -> Board:
@@ -143,7 +143,10 @@ def board(rows: Sequence[ScoreRow]) -> Board:
     Rows without an efficiency (no proven optimum for their pair) are left out:
     such a pair ranks nobody.
     """
-    keys = (*PAIR_KEYS, "setting") if any(row.setting is not None for row in rows) else PAIR_KEYS
+    keys = question_keys(rows)
     values = by_pair(rows, lambda row: row.efficiency, keys)
     ranked = standings(values)
-    return Board(pair_keys=list(keys), standings=ranked, differences=differences(values, ranked))
+    unranked = [source for source in dict.fromkeys(row.source or "-" for row in rows) if source not in values]
+    return Board(
+        pair_keys=list(keys), standings=ranked, differences=differences(values, ranked), unranked=unranked
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -10,6 +11,9 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
     model_serializer,
 )
 
@@ -18,6 +22,34 @@ from peakopt.oracle.planning import PlanScore
 from peakopt.oracle.score import Score, Violation
 
 _RESTATED = ("missing", "negative_start")
+
+#: How far above 1 a share or an efficiency may be from float noise: OPT / makespan of a safe
+#: schedule within the oracle's tolerance of the optimum (1e-12 of its time scale) stays below it.
+SHARE_SLACK = 1e-9
+
+
+def not_a_row(exc: ValidationError) -> str:
+    """The rule a stored row breaks, from pydantic's first error: ``not a score row (field: why)``."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    why = str(first["msg"]).removeprefix("Value error, ")
+    return f"not a score row ({where}: {why})"
+
+
+def share(value: float | None, what: str) -> float | None:
+    """``value`` when it is None or a finite number in [0, 1] (``what`` is named otherwise).
+
+    Shares (a safe rate) and efficiencies (OPT / makespan) can be nothing else: a stored 1.7 or
+    NaN would be ranked and averaged as if a schedule could earn it.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what``, the rule and the value.
+    """
+    if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0 + SHARE_SLACK):
+        raise ValueError(f"{what} must be a finite number in [0, 1], not {value!r}")
+    return value
 
 
 def _kinds(problems: Sequence[Violation]) -> list[str]:
@@ -58,6 +90,11 @@ class MonteCarloMeans(BaseModel):
     mean_avoidable_cva: float | None = None
     gap: float | None = None
     efficiency: float | None = None
+
+    @field_validator("safe_rate", "overflow_rate", "violation_rate", "efficiency")
+    @classmethod
+    def _share(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return share(value, str(info.field_name))
 
 
 class MonteCarlo(MonteCarloMeans):
@@ -138,9 +175,10 @@ class ScoreRow(BaseModel):
     makespan ... dependency_violations
         The metrics of :class:`~peakopt.oracle.score.Score`.
     avoidable_cva_soft, slowed_makespan
-        The avoidable overflow of the machine's soft resources (no unsafety) and, for a safe
-        schedule, the makespan under the slowdown it causes, which the gaps and the efficiency
-        are figured from.
+        The avoidable overflow of the machine's soft resources (no unsafety) and, for a valid
+        schedule (an unsafe one too), the makespan under the slowdown it causes, which a safe
+        schedule's gaps and efficiency are figured from; None for an invalid one (see
+        :class:`~peakopt.oracle.score.Score`).
     peak_ratio, violation_area
         Per resource.
     overflows
@@ -196,6 +234,11 @@ class ScoreRow(BaseModel):
     efficiency: float | None = None
     monte_carlo: MonteCarlo | None = None
 
+    @field_validator("efficiency")
+    @classmethod
+    def _efficiency(cls, value: float | None) -> float | None:
+        return share(value, "efficiency (OPT / makespan)")
+
     @model_serializer(mode="wrap")
     def _serialise(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         return drop_absent(self, handler, "monte_carlo")
@@ -243,7 +286,7 @@ class ScoreRow(BaseModel):
             cva_floor=score.cva_floor,
             avoidable_cva=score.avoidable_cva,
             avoidable_cva_soft=score.avoidable_cva_soft,
-            slowed_makespan=score.slowed_makespan if safe else None,
+            slowed_makespan=score.slowed_makespan if valid else None,
             safe=safe,
             mru=score.mru,
             strict_mru=score.strict_mru,

@@ -113,11 +113,13 @@ class Score(BaseModel):
 
     ``safe`` looks at the hard resources only: ``avoidable_cva_hard`` must be 0, while
     ``avoidable_cva_soft`` (overflow of soft resources such as CPU) slows the steps down
-    instead. ``slowed_makespan`` is how long a safe schedule takes under that slowdown
-    (:mod:`peakopt.oracle.slowdown`), the makespan without avoidable soft overflow, None for
-    an unsafe or invalid one (which has no gap and earns nothing); the gaps and the efficiency
-    are figured from it. ``cva``, ``avoidable_cva`` and ``strict_mru`` stay
-    PeakBench's, over every resource.
+    instead. ``slowed_makespan`` is how long a valid schedule takes under that slowdown
+    (:mod:`peakopt.oracle.slowdown`), the makespan without avoidable soft overflow; an unsafe
+    one has it too (its hard overflow changes no rate), though it has no gap and earns nothing.
+    It is None for an invalid one: processor sharing starts a step once its predecessors have
+    really ended, so for a broken dependency or a missing step it would time another, repaired
+    schedule. The gaps and the efficiency of a safe schedule are figured from it. ``cva``,
+    ``avoidable_cva`` and ``strict_mru`` stay PeakBench's, over every resource.
     """
 
     model_config = ConfigDict(frozen=True)

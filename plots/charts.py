@@ -19,7 +19,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
+from peakopt.oracle.pairs import with_settings
 from peakopt.oracle.rows import ScoreRow
+from peakopt.plots.literal import legend, literal
 
 #: What the profile's caption says, wherever it is shown.
 PROFILE_NOTE = (
@@ -35,6 +37,20 @@ def _colour(index: int) -> tuple[float, ...]:
 
 def _label(value: str | None) -> str:
     return value if value is not None else "(none)"
+
+
+def _series(rows: Sequence[ScoreRow], but: str | None = None) -> list[str]:
+    """What a chart draws in one colour: a source under one setting (rows of two never merge).
+
+    The source and every setting the rows differ in (:func:`~peakopt.oracle.pairs.with_settings`),
+    less ``but`` (the chart's own axis).
+    """
+    return [key for key in with_settings(rows, ("source",)) if key != but]
+
+
+def _series_label(key: Sequence[str | None]) -> str:
+    """``asap`` for a source alone, ``asap / 0.3`` beside the settings that tell its series apart."""
+    return " / ".join(_label(value) for value in key)
 
 
 def profile_gap(row: ScoreRow) -> float | None:
@@ -69,6 +85,7 @@ def profile_steps(gaps: Sequence[float], right: float) -> tuple[list[float], lis
     return xs, ys
 
 
+@literal
 def gap_profile(rows: Sequence[ScoreRow]) -> Figure | None:
     """ECDF (performance profile) of the gap per source: share of pairs within x % of the optimum.
 
@@ -78,60 +95,65 @@ def gap_profile(rows: Sequence[ScoreRow]) -> Figure | None:
     if not any(r.reference_status is not None or r.gap is not None or r.gap_vs_lb is not None for r in rows):
         return None
     groups = {
-        _label(key[0]): [g for g in map(profile_gap, members) if g is not None]
-        for key, members in group_rows(rows, ("source",)).items()
+        _series_label(key): [g for g in map(profile_gap, members) if g is not None]
+        for key, members in group_rows(rows, _series(rows)).items()
     }
     finite = [g for gaps in groups.values() for g in gaps if math.isfinite(g)]
     right = max(1.0, 1.05 * max(finite, default=0.0))
     fig = Figure(figsize=(6.4, 4.0), layout="constrained")
     ax = fig.subplots()
+    entries = []
     for index, (source, gaps) in enumerate(groups.items()):
         if not gaps:
             continue
         xs, ys = profile_steps(gaps, right)
         never = sum(not math.isfinite(g) for g in gaps)
         label = f"{source} ({never} of {len(gaps)} unsafe or invalid)" if never else source
-        ax.step(
+        (line,) = ax.step(
             xs, ys, where="post", color=_colour(index), label=label, linewidth=1.4, gid=f"profile-{source}"
         )
+        entries.append((line, label))
     ax.set_xlim(0, right)
     ax.set_ylim(0, 1.02)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_xlabel("gap to the optimum, x (%)")
     ax.set_ylabel("pairs within x % of the optimum")
     ax.set_title("Gap profile (unsafe and invalid answers never count as within)", fontsize=10)
-    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    legend(ax, entries, fontsize=7, frameon=False, loc="lower right")
     ax.grid(color="0.92")
     return fig
 
 
+@literal
 def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
     """Scatter of makespan against cva, one colour per source; None without valid rows.
 
     Points are translucent: safe schedules pile up on cva 0, and the pile's
     depth shows.
     """
-    groups = group_rows([r for r in rows if r.valid and r.makespan is not None], ("source",))
+    groups = group_rows([r for r in rows if r.valid and r.makespan is not None], _series(rows))
     if not groups:
         return None
     fig = Figure(figsize=(6.4, 4.2), layout="constrained")
     ax = fig.subplots()
+    entries = []
     for index, (key, members) in enumerate(groups.items()):
         points = np.array([(r.makespan, r.cva) for r in members], dtype=float)
-        ax.scatter(
+        dots = ax.scatter(
             points[:, 0],
             points[:, 1],
             s=14,
             alpha=0.35,
             color=_colour(index),
-            label=_label(key[0]),
+            label=_series_label(key),
             linewidths=0,
         )
+        entries.append((dots, _series_label(key)))
     ax.set_xlabel("makespan (s)")
     ax.set_ylabel("capacity violation area (capacity × s)")
     ax.set_title("Makespan against capacity violation", fontsize=10)
-    legend = ax.legend(fontsize=7, frameon=False)
-    for handle in legend.legend_handles:  # the key shows the colour, not the transparency
+    # the key shows the colour, not the transparency
+    for handle in legend(ax, entries, fontsize=7, frameon=False).legend_handles:
         if handle is not None:
             handle.set_alpha(1.0)
     ax.grid(color="0.92")
@@ -170,9 +192,13 @@ def _bar(summary: ScoreSummary | None, chosen: BarMetric) -> tuple[float, float,
     interval = summary.intervals.get(chosen.field)
     if interval is None:
         return chosen.scale * mean, 0.0, 0.0
-    return chosen.scale * mean, chosen.scale * (mean - interval.low), chosen.scale * (interval.high - mean)
+    # the interval resamples questions (a pair's epochs averaged first), the mean is over rows: with
+    # uneven epochs, or in the last digit, the mean may sit just outside it; a bar's whisker is never negative
+    below, above = max(0.0, mean - interval.low), max(0.0, interval.high - mean)
+    return chosen.scale * mean, chosen.scale * below, chosen.scale * above
 
 
+@literal
 def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> Figure | None:
     """Bars of a mean (:data:`BAR_METRICS`) per value of ``by`` (e.g. tier), one colour per source.
 
@@ -182,18 +208,20 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
     read as a perfect gap). None when no group has the figure.
     """
     chosen = BAR_METRICS[metric]
-    summaries = aggregate(rows, ("source", by), intervals=True)
+    series = _series(rows, but=by)
+    summaries = aggregate(rows, [*series, by], intervals=True)
     if not any(chosen.mean(s) is not None for s in summaries):
         return None
-    lookup = {(s.group["source"], s.group[by]): s for s in summaries}
+    lookup = {(tuple(s.group[k] for k in series), s.group[by]): s for s in summaries}
     sources = list(dict.fromkeys(key[0] for key in lookup))
     values = list(dict.fromkeys(key[1] for key in lookup))
     fig = Figure(figsize=(1.8 + 0.9 * len(values) * max(1, len(sources)) ** 0.5, 3.4), layout="constrained")
     ax = fig.subplots()
     width = 0.8 / max(1, len(sources))
+    entries = []
     for index, source in enumerate(sources):
         heights, below, above = zip(*(_bar(lookup.get((source, v)), chosen) for v in values), strict=True)
-        ax.bar(
+        bars = ax.bar(
             np.arange(len(values)) + index * width,
             heights,
             width,
@@ -201,13 +229,14 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
             capsize=3,
             error_kw={"elinewidth": 0.8, "ecolor": "0.25"},
             color=_colour(index),
-            label=_label(source),
+            label=_series_label(source),
         )
+        entries.append((bars, _series_label(source)))
     ax.set_xticks(np.arange(len(values)) + width * (len(sources) - 1) / 2, [_label(v) for v in values])
     ax.set_xlabel(by)
     ax.set_ylabel(chosen.label)
     ax.set_title(f"{chosen.label.split(' (')[0]} per {by}, with 95 % intervals", fontsize=10)
-    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    legend(ax, entries, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", color="0.9")
     return fig
 

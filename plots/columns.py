@@ -12,7 +12,7 @@ from collections.abc import Callable
 from peakopt.oracle.aggregate import ScoreSummary, Stats
 from peakopt.oracle.exact import TOLERANCE
 from peakopt.oracle.intervals import Interval
-from peakopt.oracle.leaderboard import Difference, Standing
+from peakopt.oracle.leaderboard import Board, Difference, Standing
 
 #: A column: its header and how to format one summary's cell.
 Column = tuple[str, Callable[[ScoreSummary], str]]
@@ -191,3 +191,20 @@ DIFFERENCE_COLUMNS: list[tuple[str, Callable[[Difference], str]]] = [
 def signed(value: float | None, digits: int = 3) -> str:
     """``+0.100`` (``-`` for None; never ``-0.000``): a difference shows its sign."""
     return "-" if value is None else f"{round(value, digits) + 0.0:+.{digits}f}"
+
+
+def unranked_note(board: Board) -> str | None:
+    """One line on the sources a leaderboard leaves out, or why there is none (None: nothing to say).
+
+    A leaderboard ranks sources by efficiency, which needs a proven optimum: a source with none
+    on any of its pairs is not ranked, and with fewer than two ranked there is no leaderboard.
+    One source alone has nothing to be ranked against, and nothing is said.
+    """
+    if not board.unranked or len(board.standings) + len(board.unranked) < 2:
+        return None
+    names = ", ".join(board.unranked)
+    why = "no proven optimum for any of its pairs (no efficiency)"
+    if len(board.standings) >= 2:
+        return f"leaderboard: {names} not ranked: {why}"
+    ranked = f"; only {board.standings[0].source} has one" if board.standings else ""
+    return f"no leaderboard: {names}: {why}{ranked}"

@@ -17,9 +17,17 @@ from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
 from peakopt.oracle.leaderboard import Board
 from peakopt.oracle.leaderboard import board as board_of
+from peakopt.oracle.pairs import with_settings
 from peakopt.oracle.rows import ScoreRow
 from peakopt.plots.charts import PROFILE_NOTE, data_uri, gap_profile, group_bars, makespan_vs_cva
-from peakopt.plots.columns import DIFFERENCE_COLUMNS, NAME_HEADERS, STANDING_COLUMNS, Column, summary_columns
+from peakopt.plots.columns import (
+    DIFFERENCE_COLUMNS,
+    NAME_HEADERS,
+    STANDING_COLUMNS,
+    Column,
+    summary_columns,
+    unranked_note,
+)
 from peakopt.plots.schedule_plot import Drawn, figure
 from peakopt.plots.worst import pick_worst, verdict, why
 
@@ -90,7 +98,8 @@ def _image(fig: Figure | None, caption: str) -> str:
 def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | None) -> str:
     if all(getattr(r, key) is None for r in rows):
         return ""
-    summaries = aggregate(rows, ("source", key), intervals=True)
+    keys = with_settings(rows, ("source", key))
+    summaries = aggregate(rows, keys, intervals=True)
     charts = _image(
         group_bars(rows, key, "efficiency"),
         f"efficiency (OPT / makespan, 0 for an unsafe or invalid answer) per {key}; {INTERVALS_NOTE}",
@@ -102,7 +111,7 @@ def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | 
     )
     return (
         f"<h2>Per {escape(key)}</h2>"
-        + summary_html(summaries, ("source", key), f"by-{key}", columns)
+        + summary_html(summaries, keys, f"by-{key}", columns)
         + f'<div class="charts">{charts}</div>'
     )
 
@@ -121,9 +130,14 @@ def _key(header: str) -> str:
 
 
 def leaderboard_html(ranked: Board) -> str:
-    """The "Leaderboard" section: standings and paired differences ('' with fewer than two sources)."""
+    """The "Leaderboard" section: standings and paired differences, and who is not ranked and why.
+
+    '' with one source, which has nothing to be ranked against.
+    """
+    missing = unranked_note(ranked)
+    said = f'<p class="note" id="unranked">{escape(missing)}</p>' if missing else ""
     if len(ranked.standings) < 2:
-        return ""
+        return f'<h2 id="leaderboard">Leaderboard</h2>{said}' if said else ""
     keys = " × ".join(ranked.pair_keys)
     return (
         '<h2 id="leaderboard">Leaderboard</h2>'
@@ -131,6 +145,7 @@ def leaderboard_html(ranked: Board) -> str:
         f"invalid answer) over the {escape(keys)} pairs with a proven optimum, a source's answers "
         "to one pair averaged; 95 % bootstrap intervals (seeded).</p>"
         + _cells_html(STANDING_COLUMNS, ranked.standings, "standings")
+        + said
         + f'<p class="note">Paired differences: the better minus the worse, on the {escape(keys)} '
         "pairs both answered; an interval that excludes 0 separates the two.</p>"
         + _cells_html(DIFFERENCE_COLUMNS, ranked.differences, "differences")
@@ -195,14 +210,15 @@ def render_report(
     str
         A self-contained HTML page.
     """
-    summaries = aggregate(rows, ("source",), intervals=True)
+    keys = with_settings(rows, ("source",))  # rows of different settings are never merged
+    summaries = aggregate(rows, keys, intervals=True)
     parts = [
         f"<h1>{escape(title)}</h1>",
         f'<p class="note">{len(rows)} scored records. Gaps are to the proven optimum and '
         "cover safe schedules only.</p>",
         leaderboard_html(board_of(rows) if board is None else board),
         "<h2>Summary</h2>",
-        summary_html(summaries, ("source",), "summary", columns),
+        summary_html(summaries, keys, "summary", columns),
         "<h2>Distributions</h2>",
         '<div class="charts">'
         + _image(gap_profile(rows), f"Gap profile: {PROFILE_NOTE}")

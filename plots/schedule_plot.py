@@ -24,6 +24,7 @@ from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
 from peakopt.oracle.exact import before
 from peakopt.plots.columns import gap_cell
+from peakopt.plots.literal import literal
 
 AVOIDABLE = "#d62728"
 UNAVOIDABLE = "#ff9f1c"
@@ -200,6 +201,7 @@ def _load(ax: Axes, workflow: Workflow, drawn: Drawn, resource: str, capacity: f
     return max(ys, default=0.0)
 
 
+@literal
 def figure(
     workflow: Workflow,
     machine: Machine,

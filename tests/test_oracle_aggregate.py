@@ -153,9 +153,10 @@ def test_efficiency_is_the_headline_mean_and_garbage_counts_zero() -> None:
 
 
 def test_every_mean_gets_the_interval_of_its_own_values() -> None:
+    # each answer on a pair of its own: the intervals resample pairs (see the next tests)
     rows = [
-        row(efficiency=e, makespan=m, gap=g)
-        for e, m, g in [(1.0, 10, 0.0), (0.8, 12.5, 0.25), (0.5, 20, 1.0)]
+        row(efficiency=e, makespan=m, gap=g, workflow=f"w{k}")
+        for k, (e, m, g) in enumerate([(1.0, 10, 0.0), (0.8, 12.5, 0.25), (0.5, 20, 1.0)])
     ]
     rows.append(ScoreRow.invalid([Violation(kind="parse", message="x")], source="m", efficiency=0.0))
     [summary] = aggregate(rows, intervals=True)
@@ -169,6 +170,17 @@ def test_every_mean_gets_the_interval_of_its_own_values() -> None:
     for key, interval in summary.intervals.items():
         value = summary.gap.mean if key == "gap" and summary.gap else getattr(summary, key)
         assert interval.low <= value <= interval.high, key
+
+
+def test_intervals_resample_pairs_a_pairs_answers_averaged_first() -> None:
+    # three answers to w0, one to w1: two pairs, whose values are the means 0.5 and 1.0
+    rows = [row(efficiency=e, workflow="w0") for e in (0.0, 0.5, 1.0)] + [row(efficiency=1.0, workflow="w1")]
+    [summary] = aggregate(rows, intervals=True)
+    assert summary.efficiency == pytest.approx(0.625)  # the mean stays over rows
+    assert summary.intervals["efficiency"] == mean_interval([0.5, 1.0])
+    # one pair answered many times has no interval: a single value
+    [alone] = aggregate(rows[:3], intervals=True)
+    assert "efficiency" not in alone.intervals
 
 
 def test_means_are_those_of_the_samples() -> None:

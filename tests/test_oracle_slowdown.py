@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import workflows
@@ -12,6 +13,8 @@ from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.evaluate import with_reference
 from peakopt.oracle.metrics import charged_makespan, efficiency, measure
+from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.scoring import with_efficiency
 from peakopt.oracle.slowdown import slowed_end
 
 CPU3 = Machine(name="m", capacity={"cpu": 3, "memory_mb": 100}, soft=("cpu",))
@@ -92,7 +95,7 @@ def test_hard_overflow_does_not_slow_and_is_unsafe() -> None:
     )
     score = evaluate(workflow, machine, at(workflow, a=0, b=0))
     assert not score.safe and score.avoidable_cva_hard == 0.6
-    assert score.slowed_makespan is None  # an unsafe schedule earns nothing: no slowed figure
+    assert score.slowed_makespan == 1  # unsafe, it earns nothing, but it has its slowed makespan
     assert slowed_end(workflow, measure(workflow, machine, {"a": 0, "b": 0})) == 1  # nor a slowdown
 
 
@@ -124,7 +127,7 @@ def test_soft_as_hard_counts_soft_overflow_as_unsafe() -> None:
     workflow = flow(Task(id="a", duration=1, demand={"cpu": 3}), Task(id="b", duration=1, demand={"cpu": 3}))
     strict = evaluate(workflow, CPU3, at(workflow, a=0, b=0), soft_as_hard=True)
     plain = evaluate(workflow, CPU3.as_hard(), at(workflow, a=0, b=0))
-    assert not strict.safe and strict == plain and strict.slowed_makespan is None
+    assert not strict.safe and strict == plain and strict.slowed_makespan == strict.makespan  # none soft
 
 
 def _brute_force(workflow: Workflow, machine: Machine, starts: dict[str, float], tick: float) -> float:
@@ -181,3 +184,64 @@ def test_slowed_makespan_matches_a_brute_force_time_stepping(data: st.DataObject
     segments = sum(len(t.segments) for t in workflow.tasks)
     # each segment's end is late by under a tick, and a late end keeps the others slowed a tick more
     assert abs(slowed - brute) <= 2 * segments * tick * 6
+
+
+#: (tasks, starts, machine) of valid schedules that overflow a hard resource, and their slowed
+#: makespans by hand: the hard overflow is the unsafety and changes no rate; the soft one slows.
+UNSAFE = {
+    "hard overflow only": (
+        [
+            Task(id="a", duration=1, demand={"memory_mb": 80}),
+            Task(id="b", duration=2, demand={"memory_mb": 80}),
+        ],
+        {"a": 0, "b": 0},
+        2,
+    ),
+    "hard and soft overflow": (
+        [
+            Task(id="a", duration=1, demand={"cpu": 3, "memory_mb": 80}),
+            Task(id="b", duration=1, demand={"cpu": 3, "memory_mb": 80}),
+        ],
+        {"a": 0, "b": 0},
+        2,  # load 6 on 3 cores: both at half speed
+    ),
+    "soft overflow slowing a successor": (
+        [
+            Task(id="a", duration=1, demand={"cpu": 3}),
+            Task(id="b", duration=1, demand={"cpu": 3, "memory_mb": 80}),
+            Task(id="c", duration=1, demand={"memory_mb": 80}, depends_on=["a"]),
+            Task(id="d", duration=2.5, demand={"memory_mb": 30}),
+        ],
+        {"a": 0, "b": 0, "c": 1, "d": 0},
+        3,  # makespan 2.5; a and b end at 2, c waits for a (enforced) and ends at 3
+    ),
+}
+
+
+@pytest.mark.parametrize("case", UNSAFE)
+def test_a_valid_unsafe_schedule_has_its_slowed_makespan(case: str) -> None:
+    tasks, starts, slowed = UNSAFE[case]
+    workflow = flow(*tasks)
+    score = evaluate(workflow, CPU3, at(workflow, **starts))
+    assert score.valid and not score.safe
+    assert score.slowed_makespan == slowed
+    row = ScoreRow.from_score(score)
+    assert row.slowed_makespan == slowed
+    # it earns nothing still: no gap, efficiency 0
+    optimum = SolveResult(workflow="w", machine="m", status="optimal", makespan=1, lower_bound=1)
+    assert with_reference(score, optimum).gap is None
+    assert with_efficiency(row, optimum).efficiency == 0
+
+
+#: Invalid schedules: a broken dependency or a missing step. Processor sharing starts a step when
+#: its predecessors have really ended, so it would time another, repaired schedule: no figure.
+INVALID = {"broken dependency": {"a": 0, "b": 0}, "missing step": {"a": 0}}
+
+
+@pytest.mark.parametrize("case", INVALID)
+def test_an_invalid_schedule_has_no_slowed_makespan(case: str) -> None:
+    starts = INVALID[case]
+    workflow = flow(Task(id="a", duration=1, demand={"cpu": 3}), Task(id="b", duration=1, depends_on=["a"]))
+    score = evaluate(workflow, CPU3, at(workflow, **starts))
+    assert not score.valid and score.slowed_makespan is None
+    assert ScoreRow.from_score(score).slowed_makespan is None

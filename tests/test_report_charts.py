@@ -106,14 +106,20 @@ def error_spans(fig: Figure, index: int) -> list[tuple[float, float]]:
     return [(float(s[0][1]), float(s[1][1])) for s in segments]
 
 
+# each answer on a pair of its own: the intervals resample pairs (a pair's answers averaged first)
 TIERED = [
-    row("a", 0.0, tier="easy"),
-    row("a", 0.2, tier="easy"),
-    row("a", safe=False, tier="easy"),
-    row("a", 0.1, tier="hard"),
-    row("a", valid=False, tier="hard"),
-    row("b", safe=False, tier="easy"),
-    row("b", safe=False, tier="hard"),
+    r.model_copy(update={"workflow": f"w{i}"})
+    for i, r in enumerate(
+        [
+            row("a", 0.0, tier="easy"),
+            row("a", 0.2, tier="easy"),
+            row("a", safe=False, tier="easy"),
+            row("a", 0.1, tier="hard"),
+            row("a", valid=False, tier="hard"),
+            row("b", safe=False, tier="easy"),
+            row("b", safe=False, tier="hard"),
+        ]
+    )
 ]
 
 
@@ -149,9 +155,9 @@ def test_mean_gap_bars_leave_out_groups_without_a_gap() -> None:
 
 def test_efficiency_bars_count_unsafe_answers_as_zero() -> None:
     rows = [
-        row("a", 0.25, efficiency=0.8, tier="easy"),
-        row("a", 0.0, efficiency=1.0, tier="easy"),
-        row("a", safe=False, efficiency=0.0, tier="easy"),
+        row("a", 0.25, efficiency=0.8, tier="easy", workflow="w0"),
+        row("a", 0.0, efficiency=1.0, tier="easy", workflow="w1"),
+        row("a", safe=False, efficiency=0.0, tier="easy", workflow="w2"),
     ]
     fig = group_bars(rows, "tier", "efficiency")
     assert fig is not None
