@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from peakopt.instances.errors import InputError
 from peakopt.instances.records import Record, read_references
 from peakopt.models import SolveResult
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.rows import ScoreRow, not_a_row
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -296,9 +296,7 @@ def log_score_rows(path: str | Path, warn: Warn = lambda message: None) -> list[
         try:
             rows.append(ScoreRow.model_validate(data))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(path, f"sample {number}", f"not a score row ({where}: {first['msg']})") from None
+            raise InputError(path, f"sample {number}", not_a_row(exc)) from None
     return rows
 
 
