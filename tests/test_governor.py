@@ -1,0 +1,267 @@
+"""The governor of live calls: admission, release however a call ends, events, the trace, the store."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from peakopt.models import Machine
+from peakopt.oracle import evaluate
+from peakopt.runtime.governor import Governor
+from peakopt.runtime.leases import GovernorError, GovernorEvent
+from peakopt.runtime.profiles import ProfileStore
+
+BOX = Machine(name="box", capacity={"memory_mb": 4096.0, "cpu": 2.0})
+
+
+def judged_safe(governor: Governor) -> bool:
+    trace = governor.trace()
+    workflow, schedule = trace.realised()
+    return evaluate(workflow, trace.machine, schedule).safe
+
+
+def test_two_calls_that_do_not_fit_together_run_one_after_the_other() -> None:
+    governor = Governor(BOX)
+    order: list[str] = []
+
+    async def call(name: str) -> str:
+        async with governor.admit(name, demand={"memory_mb": 3000}) as lease:
+            order.append(f"start {lease.id}")
+            await asyncio.sleep(0.02)
+            order.append(f"end {lease.id}")
+        return name
+
+    async def main() -> list[str]:
+        return list(await asyncio.gather(call("a"), call("b")))
+
+    assert asyncio.run(main()) == ["a", "b"]
+    assert order == ["start a", "end a", "start b", "end b"]
+    assert judged_safe(governor)
+    trace = governor.trace()
+    assert [s.status for s in trace.steps] == ["ok", "ok"]
+    assert trace.steps[1].start is not None and trace.steps[0].end is not None
+    assert trace.steps[1].start >= trace.steps[0].end
+
+
+def test_calls_that_fit_together_run_together() -> None:
+    governor = Governor(BOX)
+    inside = []
+
+    async def call() -> None:
+        async with governor.admit("small", demand={"memory_mb": 1000}):
+            inside.append(len(governor.status().running))
+            await asyncio.sleep(0.02)
+
+    async def main() -> None:
+        await asyncio.gather(*(call() for _ in range(4)))
+
+    asyncio.run(main())
+    assert max(inside) == 4
+    assert [s.id for s in governor.trace().steps] == ["small", "small#2", "small#3", "small#4"]
+
+
+def test_a_call_over_capacity_runs_alone() -> None:
+    governor = Governor(BOX)
+    alone = []
+
+    async def big() -> None:
+        async with governor.admit("big", demand={"memory_mb": 9000}):
+            alone.append([lease.id for lease in governor.status().running])
+            await asyncio.sleep(0.02)
+
+    async def small() -> None:
+        async with governor.admit("small", demand={"memory_mb": 10}):
+            await asyncio.sleep(0.02)
+
+    async def main() -> None:
+        await asyncio.gather(small(), big(), small())
+
+    asyncio.run(main())
+    assert alone == [["big"]]
+    assert judged_safe(governor)
+
+
+def test_results_and_exceptions_pass_through_the_decorator() -> None:
+    governor = Governor(BOX)
+
+    @governor.govern(demand={"memory_mb": 100})
+    async def fetch(x: int) -> dict[str, int]:
+        await asyncio.sleep(0)
+        return {"x": x}
+
+    @governor.govern(demand={"memory_mb": 100})
+    def parse(x: int) -> int:
+        if x < 0:
+            raise ValueError("negative")
+        return x * 2
+
+    assert asyncio.run(fetch(3)) == {"x": 3}
+    assert parse(4) == 8
+    with pytest.raises(ValueError, match="negative"):
+        parse(-1)
+    steps = {s.id: s for s in governor.trace().steps}
+    assert steps["fetch"].status == "ok" and steps["parse"].status == "ok"
+    assert steps["parse#2"].status == "failed" and "ValueError: negative" in (steps["parse#2"].error or "")
+    assert governor.status().running == () and governor.status().in_use["memory_mb"] == 0
+
+
+def test_cancelling_a_waiting_call_withdraws_it_and_a_running_one_frees_its_share_at_once() -> None:
+    governor = Governor(BOX)
+
+    async def hold(name: str, started: asyncio.Event | None = None) -> None:
+        async with governor.admit(name, demand={"memory_mb": 4000}):
+            if started is not None:
+                started.set()
+            await asyncio.sleep(10)
+
+    async def main() -> None:
+        started = asyncio.Event()
+        first = asyncio.create_task(hold("first", started))
+        await started.wait()
+        second = asyncio.create_task(hold("second"))
+        await asyncio.sleep(0.01)
+        assert [w.id for w in governor.status().waiting] == ["second"]
+        second.cancel()
+        await asyncio.gather(second, return_exceptions=True)
+        assert governor.status().waiting == ()
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        assert governor.status().in_use["memory_mb"] == 0
+        # the share is free at once: a third call is admitted without waiting
+        lease = await asyncio.wait_for(governor.acquire("third", demand={"memory_mb": 4000}), 1)
+        governor.release(lease)
+
+    asyncio.run(main())
+    steps = {s.id: s for s in governor.trace().steps}
+    assert steps["second"].status == "skipped"
+    assert steps["first"].status == "failed" and steps["first"].error == "CancelledError"
+    assert steps["third"].status == "ok"
+
+
+def test_release_is_idempotent_and_refuses_a_foreign_lease() -> None:
+    governor, other = Governor(BOX), Governor(BOX)
+    lease = governor.acquire_blocking("a", demand={})
+    governor.release(lease)
+    governor.release(lease, outcome="failed")
+    assert governor.status().released == 1
+    assert governor.trace().steps[0].status == "ok"
+    with pytest.raises(GovernorError, match="not one of this governor's"):
+        other.release(lease)
+
+
+def test_a_blocking_acquire_times_out_and_withdraws() -> None:
+    governor = Governor(BOX)
+    held = governor.acquire_blocking("held", demand={"memory_mb": 4096})
+    with pytest.raises(TimeoutError, match="not admitted within"):
+        governor.acquire_blocking("late", demand={"memory_mb": 1}, timeout=0.01)
+    assert governor.status().waiting == ()
+    governor.release(held)
+
+
+def test_sync_calls_in_threads_and_async_calls_share_one_capacity() -> None:
+    governor = Governor(BOX)
+    peak = [0.0]
+    lock = threading.Lock()
+
+    def note() -> None:
+        with lock:
+            peak[0] = max(peak[0], governor.status().in_use["memory_mb"])
+
+    @governor.govern(demand={"memory_mb": 1500})
+    def sync_tool() -> None:
+        note()
+        threading.Event().wait(0.01)
+
+    @governor.govern(demand={"memory_mb": 1500})
+    async def async_tool() -> None:
+        note()
+        await asyncio.sleep(0.01)
+
+    async def main() -> None:
+        await asyncio.gather(
+            *(asyncio.to_thread(sync_tool) for _ in range(5)), *(async_tool() for _ in range(5))
+        )
+
+    asyncio.run(main())
+    assert 0 < peak[0] <= 4096
+    assert judged_safe(governor)
+    assert len(governor.trace().steps) == 10
+
+
+def test_a_call_without_demand_is_looked_up_in_the_profile_store(tmp_path) -> None:
+    store = ProfileStore(tmp_path / "profiles.json")
+    store.observe("embed", seconds=1.0, demand={"memory_mb": 800})
+    store.observe("embed", seconds=2.0, demand={"memory_mb": 1000})
+    store.save()
+    governor = Governor(BOX, profiles=ProfileStore(tmp_path / "profiles.json"))
+    lease = governor.acquire_blocking("embed-docs", tool="embed")
+    assert lease.demand == {"memory_mb": pytest.approx(980.0)}
+    assert lease.expected == pytest.approx(1.9)
+    governor.release(lease)
+    with pytest.raises(GovernorError, match="tool 'rerank' is not in the profile store"):
+        governor.acquire_blocking("rerank")
+    with pytest.raises(GovernorError, match="no profile store"):
+        Governor(BOX).acquire_blocking("rerank")
+
+
+@pytest.mark.parametrize(
+    "demand", [{"memory_mb": -1}, {"memory_mb": float("nan")}, {"memory_mb": float("inf")}, {"": 1}]
+)
+def test_a_bad_demand_is_refused(demand: dict[str, float]) -> None:
+    with pytest.raises(GovernorError, match="demand"):
+        Governor(BOX).acquire_blocking("x", demand=demand)
+
+
+def test_a_dependency_must_be_an_earlier_call_and_is_waited_for() -> None:
+    governor = Governor(BOX)
+    with pytest.raises(GovernorError, match="has not been requested"):
+        governor.acquire_blocking("b", demand={}, depends_on=["a"])
+
+    async def main() -> None:
+        first = await governor.acquire("a", demand={})
+        waiting = asyncio.create_task(governor.acquire("b", demand={}, depends_on=[first]))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        governor.release(first)
+        governor.release(await asyncio.wait_for(waiting, 1))
+
+    asyncio.run(main())
+    trace = governor.trace()
+    assert trace.workflow.tasks[1].depends_on == ("a",)
+    assert judged_safe(governor)
+
+
+def test_events_come_in_order_and_unsubscribe_stops_them() -> None:
+    governor = Governor(BOX)
+    seen: list[GovernorEvent] = []
+    stop = governor.subscribe(seen.append)
+    lease = governor.acquire_blocking("a", demand={"memory_mb": 1})
+    governor.release(lease, outcome="failed", error="boom")
+    stop()
+    governor.release(governor.acquire_blocking("b", demand={}))
+    assert [(e.kind, e.lease.id) for e in seen] == [("requested", "a"), ("admitted", "a"), ("released", "a")]
+    assert seen[-1].outcome == "failed" and seen[-1].error == "boom"
+    assert seen[1].lease.admitted_at is not None
+
+
+def test_a_named_policy_that_is_unknown_is_refused() -> None:
+    with pytest.raises(GovernorError, match="known: admission"):
+        Governor(BOX, policy="robust")
+
+
+def test_a_count_cap_admits_at_most_k() -> None:
+    governor = Governor(BOX, policy="cap:2")
+    most = [0]
+
+    async def call() -> None:
+        async with governor.admit("c", demand={}):
+            most[0] = max(most[0], len(governor.status().running))
+            await asyncio.sleep(0.01)
+
+    async def main() -> None:
+        await asyncio.gather(*(call() for _ in range(6)))
+
+    asyncio.run(main())
+    assert most[0] == 2
