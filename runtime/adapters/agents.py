@@ -32,7 +32,7 @@ except ImportError as exc:  # the extra is not installed
         "peakopt.runtime.adapters.agents needs the OpenAI Agents SDK: pip install 'peakopt[agents]'"
     ) from exc
 
-from peakopt.runtime.adapters.demands import Demand, ToolDemands
+from peakopt.runtime.adapters.demands import ToolDemand, ToolDemands
 from peakopt.runtime.governor import Governor
 
 __all__ = ["governed_agent", "governed_tool", "governed_tools"]
@@ -70,7 +70,7 @@ def governed_tool(
     tool: FunctionTool,
     governor: Governor,
     *,
-    demand: Demand | None = None,
+    demand: ToolDemand | None = None,
     expected: float | None = None,
 ) -> FunctionTool:
     """A copy of ``tool`` whose every call is admitted by ``governor`` first.
@@ -113,7 +113,7 @@ def governed_tools(
     tools: Sequence[Tool],
     governor: Governor,
     *,
-    demands: Mapping[str, Demand] | None = None,
+    demands: Mapping[str, ToolDemand] | None = None,
     expected: Mapping[str, float] | None = None,
 ) -> list[Tool]:
     """``tools`` with every function tool governed (:func:`governed_tool`), the others as they are.
@@ -132,7 +132,7 @@ def governed_agent(
     agent: Agent[Any],
     governor: Governor,
     *,
-    demands: Mapping[str, Demand] | None = None,
+    demands: Mapping[str, ToolDemand] | None = None,
     expected: Mapping[str, float] | None = None,
 ) -> Agent[Any]:
     """A clone of ``agent`` whose function tools are governed (:func:`governed_tools`).

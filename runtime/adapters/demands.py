@@ -18,7 +18,7 @@ from peakopt.runtime.governor import Governor
 from peakopt.runtime.leases import GovernorError
 
 #: A tool's demand: fixed, or computed from the arguments of each call.
-Demand = Mapping[str, float] | Callable[[Mapping[str, Any]], Mapping[str, float]]
+ToolDemand = Mapping[str, float] | Callable[[Mapping[str, Any]], Mapping[str, float]]
 
 
 def parsed_arguments(arguments: object) -> Mapping[str, Any]:
@@ -50,7 +50,7 @@ class ToolDemands:
     def __init__(
         self,
         governor: Governor,
-        demands: Mapping[str, Demand] | None = None,
+        demands: Mapping[str, ToolDemand] | None = None,
         expected: Mapping[str, float] | None = None,
     ) -> None:
         self.governor = governor

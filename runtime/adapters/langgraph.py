@@ -13,7 +13,9 @@ starts at once) — but each waits for its lease first and releases it however i
 It admits through ``ToolNode``'s own tool-call wrappers (``wrap_tool_call`` in threads,
 ``awrap_tool_call`` on the event loop), so the results, the error handling
 (``handle_tool_errors``), injected state and ``Command`` returns are ``ToolNode``'s. A wrapper of
-your own runs inside the lease (a retry keeps it). :func:`governed_tool` wraps one tool instead,
+your own runs inside the lease (a retry keeps it). A call ``ToolNode`` answers with an error
+message (``handle_tool_errors``) ends its lease ``failed`` in the trace, the message going to
+the model as without the governor. :func:`governed_tool` wraps one tool instead,
 for a node of your own or an agent that takes tools: its ``invoke`` and ``ainvoke`` (and ``run``,
 ``arun``) admit first.
 """
@@ -25,6 +27,7 @@ from typing import Any
 
 try:
     from langchain_core.callbacks import Callbacks
+    from langchain_core.messages import ToolMessage
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool
     from langchain_core.tools import tool as as_tool
@@ -35,10 +38,26 @@ except ImportError as exc:  # the extra is not installed
         "peakopt.runtime.adapters.langgraph needs LangGraph: pip install 'peakopt[langgraph]'"
     ) from exc
 
-from peakopt.runtime.adapters.demands import Demand, ToolDemands
+from peakopt.runtime.adapters.demands import ToolDemand, ToolDemands
 from peakopt.runtime.governor import Governor
 
 __all__ = ["GovernedTool", "GovernedToolNode", "governed_tool"]
+
+
+class ToolCallError(Exception):
+    """A tool call that ``ToolNode`` answered with an error message: its lease ends ``failed``."""
+
+    def __init__(self, message: ToolMessage) -> None:
+        super().__init__(str(message.content))
+        self.message = message
+
+
+def _failed(result: Any) -> Any:
+    """``result``, unless it is ``ToolNode``'s error message for a tool that raised (then raised)."""
+    if isinstance(result, ToolMessage) and result.status == "error":
+        raise ToolCallError(result)
+    return result
+
 
 Wrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Any]], Any]
 AsyncWrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Awaitable[Any]]], Awaitable[Any]]
@@ -77,7 +96,7 @@ class GovernedToolNode(ToolNode):
         tools: Sequence[BaseTool | Callable[..., Any]],
         *,
         governor: Governor,
-        demands: Mapping[str, Demand] | None = None,
+        demands: Mapping[str, ToolDemand] | None = None,
         expected: Mapping[str, float] | None = None,
         wrap_tool_call: Wrapper | None = None,
         awrap_tool_call: AsyncWrapper | None = None,
@@ -99,8 +118,11 @@ class GovernedToolNode(ToolNode):
         if request.tool is None:  # not a tool of this node: ToolNode answers with an error message
             return execute(request)
         call = request.tool_call
-        with self.governor.admit_sync(call["name"], **self._demands.keywords(call["name"], call["args"])):
-            return execute(request) if self._inner is None else self._inner(request, execute)
+        try:
+            with self.governor.admit_sync(call["name"], **self._demands.keywords(call["name"], call["args"])):
+                return _failed(execute(request) if self._inner is None else self._inner(request, execute))
+        except ToolCallError as error:  # released as failed; the graph gets ToolNode's message
+            return error.message
 
     async def _aadmit(
         self, request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[Any]]
@@ -109,8 +131,15 @@ class GovernedToolNode(ToolNode):
         if request.tool is None:
             return await execute(request)
         call = request.tool_call
-        async with self.governor.admit(call["name"], **self._demands.keywords(call["name"], call["args"])):
-            return await (execute(request) if self._ainner is None else self._ainner(request, execute))
+        try:
+            async with self.governor.admit(
+                call["name"], **self._demands.keywords(call["name"], call["args"])
+            ):
+                return _failed(
+                    await (execute(request) if self._ainner is None else self._ainner(request, execute))
+                )
+        except ToolCallError as error:
+            return error.message
 
 
 class GovernedTool(BaseTool):
@@ -167,7 +196,7 @@ def governed_tool(
     tool: BaseTool | Callable[..., Any],
     governor: Governor,
     *,
-    demand: Demand | None = None,
+    demand: ToolDemand | None = None,
     expected: float | None = None,
 ) -> GovernedTool:
     """``tool`` (a LangChain tool, or a function made one) admitted by ``governor`` at each call.
