@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -86,14 +87,15 @@ class Outcome:
 class Box:
     """The machine the calls run in: a memory cgroup limited to the capacity, or only a declared one."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cgroup: bool = True) -> None:
         found = detect()
         self.folder: Path | None = None
-        self.accounting = f"declared {CAPACITY_MB} MiB ({found.reason})"
-        if found.v1 and "memory" in found.v1:
+        self.accounting = f"declared {CAPACITY_MB} MiB ({found.reason if cgroup else 'no cgroup asked for'})"
+        if cgroup and found.v1 and "memory" in found.v1:
             self.folder = found.v1["memory"] / f"peakopt-oom-demo-{os.getpid()}"
             self.accounting = f"cgroup v1 memory.limit_in_bytes = {CAPACITY_MB} MiB"
         self.pids: set[int] = set()
+        self.lock = threading.Lock()  # the sampler's thread reads the pids the event loop changes
 
     @contextlib.contextmanager
     def opened(self) -> Iterator[Box]:
@@ -123,7 +125,9 @@ class Box:
         import psutil
 
         total = 0
-        for pid in list(self.pids):
+        with self.lock:
+            pids = list(self.pids)
+        for pid in pids:
             with contextlib.suppress(psutil.Error):
                 total += psutil.Process(pid).memory_info().rss
         return total / 2**20
@@ -144,9 +148,11 @@ async def tool_call(box: Box, tool: str, mb: int, seconds: float, tag: str) -> s
         sys.executable, "-c", CHILD, str(mb), str(seconds), tag,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, preexec_fn=box.join,
     )  # fmt: skip
-    box.pids.add(proc.pid)
+    with box.lock:
+        box.pids.add(proc.pid)
     out, _ = await proc.communicate()
-    box.pids.discard(proc.pid)
+    with box.lock:
+        box.pids.discard(proc.pid)
     if proc.returncode != 0:
         raise RuntimeError(f"{tool} {tag} exited with {proc.returncode}")
     return out.decode().strip()
@@ -167,12 +173,12 @@ async def _turn(
     governor = Governor(machine if cap is None else unbounded, name="turn")
     gate = asyncio.Semaphore(cap) if cap is not None else None
     samples: list[tuple[float, float]] = []
+    stop = threading.Event()
     t0 = time.monotonic()
 
-    async def sample() -> None:
-        while True:
+    def sample() -> None:  # in a thread: starting eight processes blocks the event loop a while
+        while not stop.wait(SAMPLE):
             samples.append((time.monotonic() - t0, box.in_use_mb()))
-            await asyncio.sleep(SAMPLE)
 
     async def one(k: int, tool: str, mb: int, seconds: float) -> str:
         # the count cap first (a call waits for a slot), then the recording lease
@@ -182,11 +188,13 @@ async def _turn(
         ):
             return await tool_call(box, tool, mb, seconds, f"{tool}-{k}")
 
-    sampler = asyncio.create_task(sample())
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     try:
         results = await asyncio.gather(*(one(k, *c) for k, c in enumerate(CALLS)), return_exceptions=True)
     finally:
-        sampler.cancel()
+        stop.set()
+        sampler.join()
     return governor, results, samples
 
 
@@ -213,10 +221,10 @@ def run_strategy(box: Box, strategy: str) -> Outcome:
     )
 
 
-def run_all() -> list[Outcome]:
-    """The governor, then every count cap."""
-    box = Box()
-    return [run_strategy(box, s) for s in ("governor", *(f"cap {k}" for k in CAPS))]
+def run_all(*, cgroup: bool = True, caps: tuple[int, ...] = CAPS) -> list[Outcome]:
+    """The governor, then every count cap (in a cgroup where one can be made and ``cgroup``)."""
+    box = Box(cgroup=cgroup)
+    return [run_strategy(box, s) for s in ("governor", *(f"cap {k}" for k in caps))]
 
 
 def table(outcomes: list[Outcome]) -> str:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from oom_demo import CAPACITY_MB, CAPS, Outcome, run_all, table
+from oom_demo import CALLS, CAPACITY_MB, CAPS, Outcome, run_all, table
 
 from peakopt.runtime.trace import trace_json
 
@@ -63,3 +63,12 @@ def test_peakopt_score_reads_the_governors_trace_to_the_same_verdict(
     )
     row = json.loads(done.stdout.splitlines()[0])
     assert row["safe"] is True and row["gap"] == pytest.approx(governed.gap)
+
+
+def test_without_a_cgroup_the_capacity_is_declared_and_an_overflow_is_measured() -> None:
+    governed, uncapped = run_all(cgroup=False, caps=(len(CALLS),))
+    assert governed.accounting.startswith("declared") and governed.kills == 0
+    assert governed.safe and governed.peak_mb <= CAPACITY_MB
+    # nothing is killed, but the eight calls at once held more than the machine has
+    assert (uncapped.kills, uncapped.failed) == (0, 0)
+    assert uncapped.overflowed and not uncapped.safe and uncapped.peak_mb > CAPACITY_MB
