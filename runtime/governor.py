@@ -371,25 +371,27 @@ class Governor(Governed):
 
     def _candidates(self, now: float) -> tuple[list[Call], bool]:
         """The ready calls to try, in order, and whether the first that does not fit blocks the rest."""
-        owed = [c for c in self._ready if self._owed(c, now)]
-        if owed:  # the capacity is reserved for them: only they may go, in order
-            return owed, True
         t0 = self._t0 or 0.0
         ids = [c.id for c in self._ready]
         free = dict(zip(self.resources, self._free, strict=True))
         running = {c.id: (c.lease.admitted_at or t0) - t0 for c in self._running.values()}
         try:
-            picked = list(self.policy(now - t0, ids, running, free))
+            picked = list(dict.fromkeys(self.policy(now - t0, ids, running, free)))
         except Exception:
             log.exception("policy %s raised; trying the ready calls in ready order", self.policy_name)
             picked = ids
         by_id = {c.id: c for c in self._ready}
-        chosen = list({c.id: c for c in (by_id.get(i) for i in picked) if c is not None}.values())
-        if len(chosen) < len(set(picked)):
+        if not set(picked) <= by_id.keys():
             log.error("policy %s picked calls that are not ready; they are passed over", self.policy_name)
+        owed = [c for c in self._ready if self._owed(c, now)]
+        strict = self._strict or bool(owed)
+        if owed:  # the capacity is reserved for them: only they may go, in ready order
+            chosen = [c for c in owed if c.id in set(picked)]
+        else:  # in the policy's order (its priorities)
+            chosen = [by_id[i] for i in picked if i in by_id]
         if not chosen and not self._running:
-            chosen = self._ready[:1]  # nothing runs: the oldest fits, whatever the policy says
-        return chosen, self._strict
+            chosen, strict = self._ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
+        return chosen, strict
 
     def _dispatch(self, now: float) -> list[Call]:
         """Admit what the policy picks, the guard lets through and the fairness rule allows."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 
 import pytest
@@ -265,3 +266,93 @@ def test_a_count_cap_admits_at_most_k() -> None:
 
     asyncio.run(main())
     assert most[0] == 2
+
+
+def admitted_order(events: list[GovernorEvent]) -> list[str]:
+    return [e.lease.id for e in events if e.kind == "admitted"]
+
+
+@pytest.mark.parametrize("bypass", [0, 1, 2, 5])
+def test_a_large_call_is_passed_over_at_most_bypass_times_then_capacity_is_reserved(bypass: int) -> None:
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, bypass=bypass)
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    held = governor.acquire_blocking("held", demand={"memory_mb": 500})
+    big = threading.Thread(
+        target=lambda: governor.release(governor.acquire_blocking("big", demand={"memory_mb": 1000}))
+    )
+    big.start()
+    while not governor.status().waiting:
+        threading.Event().wait(0.001)
+    smalls = []
+    for _ in range(8):  # a stream of small calls, each of which fits beside the held one
+        with contextlib.suppress(TimeoutError):
+            smalls.append(governor.acquire_blocking("small", demand={"memory_mb": 50}, timeout=0.01))
+    assert len(smalls) == min(bypass, 8)
+    for lease in [held, *smalls]:
+        governor.release(lease)
+    big.join(5)
+    assert not big.is_alive()
+    order = admitted_order(events)
+    assert order.index("big") == 1 + min(bypass, 8)
+
+
+def test_patience_bounds_the_wait_in_time_too() -> None:
+    now = [0.0]
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, bypass=100, patience=5.0, clock=lambda: now[0])
+    held = governor.acquire_blocking("held", demand={"memory_mb": 500})
+    waiting = threading.Thread(
+        target=lambda: governor.release(governor.acquire_blocking("big", demand={"memory_mb": 1000}))
+    )
+    waiting.start()
+    while not governor.status().waiting:
+        threading.Event().wait(0.001)
+    now[0] = 4.0
+    governor.release(governor.acquire_blocking("early", demand={"memory_mb": 10}, timeout=1))
+    now[0] = 6.0  # big has waited 6 s: the capacity is now reserved for it
+    with pytest.raises(TimeoutError):
+        governor.acquire_blocking("late", demand={"memory_mb": 10}, timeout=0.01)
+    governor.release(held)
+    waiting.join(5)
+    assert [s.id for s in governor.trace().steps if s.status == "ok"] == ["held", "big", "early"]
+
+
+class Reversed:
+    """A plug-in policy: the newest ready call first (LIFO)."""
+
+    def __call__(self, now, ready, running, free):  # type: ignore[no-untyped-def]
+        return list(reversed(ready))
+
+
+class Never:
+    """A policy that never starts anything: the governor must still not stall."""
+
+    def __call__(self, now, ready, running, free):  # type: ignore[no-untyped-def]
+        return ()
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"), [(Reversed(), ["held", "c", "b", "a"]), (Never(), ["held", "a", "b", "c"])]
+)
+def test_a_plug_in_policy_decides_the_order_and_none_can_stall_the_governor(
+    policy: object, expected: list[str]
+) -> None:
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, policy=policy)  # type: ignore[arg-type]
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    held = governor.acquire_blocking("held", demand={"memory_mb": 1000})
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(governor.acquire(n, demand={"memory_mb": 1000})) for n in "abc"]
+        await asyncio.sleep(0.01)
+        governor.release(held)
+        while any(not t.done() for t in tasks):
+            done, _ = await asyncio.wait([t for t in tasks if not t.done()], return_when="FIRST_COMPLETED")
+            for task in done:
+                governor.release(task.result())
+
+    asyncio.run(main())
+    assert admitted_order(events) == expected
