@@ -221,6 +221,11 @@ class Governor(Governed):
 
     # -- what the governor knows -----------------------------------------------------------
 
+    @property
+    def started(self) -> float | None:
+        """When the first call asked, on the governor's clock (the trace's time 0); None before."""
+        return self._t0
+
     def status(self) -> GovernorStatus:
         """Capacities, what the running calls hold, the running and the waiting calls."""
         with self._lock:
