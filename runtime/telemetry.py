@@ -52,6 +52,11 @@ class TelemetryError(PeakoptError):
     """OpenTelemetry out cannot start: the SDK is not installed, or the target cannot be written."""
 
 
+def require_sdk() -> None:
+    """Fail now, before any work, when the OpenTelemetry SDK is missing (:class:`TelemetryError`)."""
+    _sdk()
+
+
 def _sdk() -> Any:
     try:
         from opentelemetry.sdk import trace as sdk_trace

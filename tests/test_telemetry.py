@@ -166,3 +166,34 @@ def test_without_the_sdk_the_error_says_what_to_install(
 def test_an_unwritable_file_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TelemetryError, match="cannot be written"):
         GovernorSpans(Governor(MACHINE), tmp_path / "missing" / "x.jsonl")
+
+
+def test_peakopt_run_otlp_out_writes_spans_that_score_as_the_trace(tmp_path: Path) -> None:
+    tasks = [
+        {"id": "a", "duration": 0.05, "demand": {"memory_mb": 200}, "meta": {"command": "sleep 0.05"}},
+        {"id": "b", "duration": 0.05, "demand": {"memory_mb": 200}, "meta": {"command": "sleep 0.05"}},
+        {
+            "id": "c",
+            "duration": 0.0,
+            "demand": {"cpu": 1},
+            "depends_on": ["a", "b"],
+            "meta": {"command": "true"},
+        },
+    ]
+    path = tmp_path / "wf.json"
+    machines = [{"name": "box", "capacity": {"cpu": 2, "memory_mb": 300}}]
+    path.write_text(json.dumps({"machines": machines, "workflows": [{"id": "w", "tasks": tasks}]}))
+    spans, trace_path = tmp_path / "spans.jsonl", tmp_path / "trace.json"
+    code, _, err = run("run", str(path), "-o", str(trace_path), "--otlp-out", str(spans))
+    assert code == 0, err
+    assert f"wrote {spans}: 3 spans" in err
+    rows = []
+    for name in (trace_path, spans):
+        code, out, err = run("score", str(name), "--json")
+        assert code == 0, err
+        rows.append(jsonl(out)[0])
+    assert rows[1]["safe"] and rows[0]["safe"]
+    # the export starts at its first span, the trace at the run's start (some µs before)
+    assert rows[1]["makespan"] == pytest.approx(rows[0]["makespan"], abs=0.01)
+    code, _, err = run("run", str(path), "--otlp-out", str(path))
+    assert code == 2 and "--otlp-out" in err
