@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import threading
 
 import pytest
@@ -356,3 +357,39 @@ def test_a_plug_in_policy_decides_the_order_and_none_can_stall_the_governor(
 
     asyncio.run(main())
     assert admitted_order(events) == expected
+
+
+def test_peakopt_profile_fills_the_store_the_governor_reads(tmp_path) -> None:
+    from cli_helpers import run
+
+    store = tmp_path / "tools.json"
+    script = "x = bytearray(40 * 2**20); x[::4096] = b'1' * len(x[::4096])"
+    code, out, err = run(
+        "profile", "--runs", "2", "--id", "alloc", "--store", str(store), "--", sys.executable, "-c", script
+    )
+    assert code == 0, err
+    assert out == "" and f"wrote {store}: tool 'alloc': 2 samples" in err
+    demand = ProfileStore(store).demand("alloc")
+    assert demand is not None and 40 <= demand["memory_mb"] < 200
+    governor = Governor(BOX, profiles=ProfileStore(store))
+    lease = governor.acquire_blocking("alloc")
+    assert lease.demand == demand and lease.expected is not None
+    governor.release(lease)
+    store.write_text("{}")
+    code, _, err = run("profile", "--store", str(store), "--", sys.executable, "-c", "pass")
+    assert code == 1 and err.count("Error:") == 1 and "is not a profile store" in err and str(store) in err
+
+
+def test_the_store_keeps_a_running_p90_of_the_last_samples() -> None:
+    from peakopt.runtime.profiles import WINDOW
+
+    store = ProfileStore()
+    for k in range(1, 11):
+        store.observe("t", seconds=float(k), demand={"memory_mb": 100.0 * k})
+    assert store.demand("t") == {"memory_mb": pytest.approx(910.0)}
+    assert store.expected("t") == pytest.approx(9.1)
+    for _ in range(WINDOW):  # the tool got lighter: the old samples age out of the window
+        store.observe("t", seconds=1.0, demand={"memory_mb": 50.0})
+    assert store.demand("t") == {"memory_mb": 50.0} and store.expected("t") == 1.0
+    with pytest.raises(ValueError, match="not a finite number"):
+        store.observe("t", seconds=-1.0)
