@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from peakopt.models import Machine, PeakoptError
+from peakopt.runtime.calls import step_usage
 from peakopt.runtime.leases import GovernorEvent
 from peakopt.runtime.otlp import CAPACITY, DEMAND, MACHINE_NAME, OPERATION, STEP_ID, TOOL, USAGE, WORKFLOW_ID
 from peakopt.runtime.trace import PLACES, Trace
@@ -303,6 +304,7 @@ class GovernorSpans:
         if event.kind != "released" or lease.admitted_at is None or first is None:
             return
         base = (round(first * 1e9) + self._offset_ns) // MICRO * MICRO
+        used = step_usage(event.usage, lease.demand)
         self.out.span(
             lease.id,
             name=lease.name,
@@ -310,6 +312,7 @@ class GovernorSpans:
             end_ns=base + _micros(event.time - first) * MICRO,
             tool=lease.tool,
             demand=lease.demand,
+            usage=used.model_dump() if used is not None else None,
             depends_on=lease.depends_on,
             wait=lease.wait,
             error=None if event.outcome == "ok" else (event.error or event.outcome),

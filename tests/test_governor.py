@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sys
 import threading
+import warnings
 
 import pytest
 
@@ -393,3 +394,27 @@ def test_the_store_keeps_a_running_p90_of_the_last_samples() -> None:
     assert store.demand("t") == {"memory_mb": 50.0} and store.expected("t") == 1.0
     with pytest.raises(ValueError, match="not a finite number"):
         store.observe("t", seconds=-1.0)
+
+
+def test_a_measured_usage_over_the_declaration_is_warned_recorded_and_learnt() -> None:
+    from peakopt.runtime.governor import OverDeclared
+
+    store = ProfileStore()
+    governor = Governor(BOX, profiles=store)
+    lease = governor.acquire_blocking("embed", demand={"memory_mb": 100, "cpu": 1})
+    with pytest.warns(
+        OverDeclared, match=r"'embed' used more than it declared: memory_mb 400 measured against 100"
+    ):
+        governor.release(lease, usage={"memory_mb": 400, "cpu": 0.5})
+    honest = governor.acquire_blocking("embed", demand={"memory_mb": 500, "cpu": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        governor.release(honest, usage={"memory_mb": 400})
+    trace = governor.trace()
+    assert trace.steps[0].usage is not None and trace.steps[0].usage.memory_peak_mb == 400
+    assert trace.steps[1].usage is not None and trace.steps[1].usage.cpu_avg == 1.0  # not measured: declared
+    workflow, _ = trace.realised("measured")
+    assert workflow.tasks[0].peak("memory_mb") == 400
+    assert store.demand("embed") == {"cpu": 0.5, "memory_mb": 400.0}  # what was measured only
+    with pytest.raises(GovernorError, match="usage"):
+        governor.release(governor.acquire_blocking("x", demand={}), usage={"memory_mb": -1})
