@@ -11,14 +11,14 @@ dependency on a call that never ran is dropped (it was waited for, but nothing r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle.dispatch import Need
 from peakopt.runtime.leases import CallOutcome, GovernorError, Lease
-from peakopt.runtime.trace import PLACES, StepRecord, StepStatus, Trace
+from peakopt.runtime.trace import PLACES, StepRecord, StepStatus, StepUsage, Trace
 
 #: Where a call is: waiting for dependencies, ready (waiting for capacity), running, ended, withdrawn.
 CallState = Literal["blocked", "ready", "running", "ended", "withdrawn"]
@@ -40,6 +40,7 @@ class Call:
     ended_at: float | None = None
     outcome: CallOutcome | None = None
     error: str | None = None
+    usage: dict[str, float] | None = None
     waiter: Any = None
     dependents: list[Call] = field(default_factory=list)
 
@@ -55,6 +56,16 @@ _STATUS: dict[CallOutcome, StepStatus] = {
     "cancelled": "failed",
     "expired": "failed",
 }
+
+
+def step_usage(usage: Mapping[str, float] | None, demand: Mapping[str, float]) -> StepUsage | None:
+    """A call's measured usage as a trace's: ``cpu`` and ``memory_mb`` measured, else as declared."""
+    if usage is None:
+        return None
+    cpu = usage.get("cpu", demand.get("cpu", 0.0))
+    return StepUsage(
+        cpu_avg=cpu, cpu_peak=cpu, memory_peak_mb=usage.get("memory_mb", demand.get("memory_mb", 0.0))
+    )
 
 
 def _task(call: Call, ran: set[str], t0: float) -> Task:
@@ -88,7 +99,12 @@ def _record(call: Call, t0: float) -> StepRecord:
     outcome = call.outcome or "ok"
     error = call.error if outcome == "failed" else (call.error or (None if outcome == "ok" else outcome))
     return StepRecord(
-        id=lease.id, status=_STATUS[outcome], start=max(0.0, start), end=max(0.0, end), error=error
+        id=lease.id,
+        usage=step_usage(call.usage, lease.demand),
+        status=_STATUS[outcome],
+        start=max(0.0, start),
+        end=max(0.0, end),
+        error=error,
     )
 
 

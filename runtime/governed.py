@@ -58,7 +58,14 @@ class Governed:
         """Block until admitted (the governor's)."""
         raise NotImplementedError
 
-    def release(self, lease: Lease, *, outcome: CallOutcome = "ok", error: str | None = None) -> None:
+    def release(
+        self,
+        lease: Lease,
+        *,
+        outcome: CallOutcome = "ok",
+        error: str | None = None,
+        usage: Mapping[str, float] | None = None,
+    ) -> None:
         """End a call (the governor's)."""
         raise NotImplementedError
 

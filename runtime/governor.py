@@ -43,6 +43,7 @@ import datetime
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -192,18 +193,38 @@ class Governor(Governed):
             raise GovernorError(f"call {call.id!r} was withdrawn while it waited ({call.error})")
         return call.lease
 
-    def release(self, lease: Lease, *, outcome: CallOutcome = "ok", error: str | None = None) -> None:
+    def release(
+        self,
+        lease: Lease,
+        *,
+        outcome: CallOutcome = "ok",
+        error: str | None = None,
+        usage: Mapping[str, float] | None = None,
+    ) -> None:
         """End a call: its share is free at once and the calls it makes fit are admitted.
 
         Releasing twice does nothing; releasing a waiting call withdraws it.
 
+        Parameters
+        ----------
+        lease
+            The call.
+        outcome, error
+            How it ended, and why it failed.
+        usage
+            What it was measured to use at its peak, per resource (``memory_mb``, ``cpu``...):
+            recorded in the trace (``peakopt score --demand measured``) and the spans, learnt by
+            the profile store, and warned about (:class:`OverDeclared`) where it exceeds the demand
+            the call was admitted with.
+
         Raises
         ------
         GovernorError
-            For a lease of another governor, or an unknown outcome.
+            For a lease of another governor, an unknown outcome or a bad usage.
         """
         if outcome not in OUTCOMES:
             raise GovernorError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+        used = _checked(lease.id, "usage", usage) if usage is not None else None
         with self._lock:
             call = self._calls.get(lease.id)
             if call is None or call.lease.requested_at != lease.requested_at:
@@ -212,14 +233,22 @@ class Governor(Governed):
                 return
             now = self.clock()
             if call.state == "running":
+                call.usage = used
                 self._end(call, now, outcome, error)
                 woken = self._dispatch(now)
             else:  # its waiter learns it was withdrawn
                 self._withdraw(call, now, error or f"released while waiting ({outcome})")
                 woken = [call, *self._dispatch(now)]
         self._after(woken)
+        if used is not None:
+            _warn_over(call.lease, used)
 
     # -- what the governor knows -----------------------------------------------------------
+
+    @property
+    def started(self) -> float | None:
+        """When the first call asked, on the governor's clock (the trace's time 0); None before."""
+        return self._t0
 
     def status(self) -> GovernorStatus:
         """Capacities, what the running calls hold, the running and the waiting calls."""
@@ -332,19 +361,7 @@ class Governor(Governed):
             demand = found
         if expected is None and self.profiles is not None:
             expected = self.profiles.expected(key)
-        wanted: dict[str, float] = {}
-        for resource, amount in demand.items():
-            if (
-                not isinstance(resource, str)
-                or not resource
-                or isinstance(amount, bool)
-                or not isinstance(amount, int | float)
-                or not 0 <= amount < float("inf")
-            ):
-                raise GovernorError(
-                    f"call {name!r}: demand {resource!r}: {amount!r} is not a finite number >= 0"
-                )
-            wanted[resource] = float(amount)
+        wanted = _checked(name, "demand", demand)
         if expected is not None and not 0 <= expected < float("inf"):
             raise GovernorError(f"call {name!r}: expected {expected!r} is not a finite number >= 0")
         return wanted, expected
@@ -371,25 +388,27 @@ class Governor(Governed):
 
     def _candidates(self, now: float) -> tuple[list[Call], bool]:
         """The ready calls to try, in order, and whether the first that does not fit blocks the rest."""
-        owed = [c for c in self._ready if self._owed(c, now)]
-        if owed:  # the capacity is reserved for them: only they may go, in order
-            return owed, True
         t0 = self._t0 or 0.0
         ids = [c.id for c in self._ready]
         free = dict(zip(self.resources, self._free, strict=True))
         running = {c.id: (c.lease.admitted_at or t0) - t0 for c in self._running.values()}
         try:
-            picked = list(self.policy(now - t0, ids, running, free))
+            picked = list(dict.fromkeys(self.policy(now - t0, ids, running, free)))
         except Exception:
             log.exception("policy %s raised; trying the ready calls in ready order", self.policy_name)
             picked = ids
         by_id = {c.id: c for c in self._ready}
-        chosen = list({c.id: c for c in (by_id.get(i) for i in picked) if c is not None}.values())
-        if len(chosen) < len(set(picked)):
+        if not set(picked) <= by_id.keys():
             log.error("policy %s picked calls that are not ready; they are passed over", self.policy_name)
+        owed = [c for c in self._ready if self._owed(c, now)]
+        strict = self._strict or bool(owed)
+        if owed:  # the capacity is reserved for them: only they may go, in ready order
+            chosen = [c for c in owed if c.id in set(picked)]
+        else:  # in the policy's order (its priorities)
+            chosen = [by_id[i] for i in picked if i in by_id]
         if not chosen and not self._running:
-            chosen = self._ready[:1]  # nothing runs: the oldest fits, whatever the policy says
-        return chosen, self._strict
+            chosen, strict = self._ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
+        return chosen, strict
 
     def _dispatch(self, now: float) -> list[Call]:
         """Admit what the policy picks, the guard lets through and the fairness rule allows."""
@@ -455,13 +474,15 @@ class Governor(Governed):
     def _learn(self, call: Call, now: float, outcome: CallOutcome) -> None:
         lease = call.lease
         if self.profiles is not None and outcome == "ok" and lease.admitted_at is not None:
-            self.profiles.observe(lease.tool or lease.name, seconds=now - lease.admitted_at)
+            self.profiles.observe(
+                lease.tool or lease.name, seconds=now - lease.admitted_at, demand=call.usage
+            )
 
     def _emit(
         self, kind: Any, call: Call, now: float, outcome: CallOutcome | None = None, error: str | None = None
     ) -> None:
         if self._listeners:
-            self._events.append(GovernorEvent(kind, call.lease, now, outcome, error))
+            self._events.append(GovernorEvent(kind, call.lease, now, outcome, error, call.usage))
 
     # -- outside the lock ------------------------------------------------------------------
 
@@ -512,6 +533,33 @@ class Governor(Governed):
                                 )
         finally:
             self._local.delivering = False
+
+
+class OverDeclared(UserWarning):
+    """A call was measured to use more than the demand it was admitted with (the guard trusted less)."""
+
+
+def _checked(call: str, what: str, amounts: Mapping[str, float]) -> dict[str, float]:
+    """``amounts`` as floats, each resource a non-empty name and each amount finite and >= 0."""
+    found: dict[str, float] = {}
+    for resource, amount in amounts.items():
+        if (
+            not isinstance(resource, str)
+            or not resource
+            or isinstance(amount, bool)
+            or not isinstance(amount, int | float)
+            or not 0 <= amount < float("inf")
+        ):
+            raise GovernorError(f"call {call!r}: {what} {resource!r}: {amount!r} is not a finite number >= 0")
+        found[resource] = float(amount)
+    return found
+
+
+def _warn_over(lease: Lease, used: Mapping[str, float]) -> None:
+    over = [(r, lease.demand.get(r, 0.0), v) for r, v in sorted(used.items()) if v > lease.demand.get(r, 0.0)]
+    if over:
+        listed = ", ".join(f"{r} {v:g} measured against {d:g} declared" for r, d, v in over)
+        warnings.warn(f"call {lease.id!r} used more than it declared: {listed}", OverDeclared, stacklevel=3)
 
 
 def _wake(call: Call) -> None:

@@ -86,6 +86,8 @@ class GovernorEvent:
         When, on the governor's clock.
     outcome, error
         How a released call ended, and why it failed (``released`` events only).
+    usage
+        What a released call was measured to use, when its release said.
     """
 
     kind: EventKind
@@ -93,6 +95,7 @@ class GovernorEvent:
     time: float
     outcome: CallOutcome | None = None
     error: str | None = None
+    usage: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sys
 import threading
+import warnings
 
 import pytest
 
@@ -265,3 +268,153 @@ def test_a_count_cap_admits_at_most_k() -> None:
 
     asyncio.run(main())
     assert most[0] == 2
+
+
+def admitted_order(events: list[GovernorEvent]) -> list[str]:
+    return [e.lease.id for e in events if e.kind == "admitted"]
+
+
+@pytest.mark.parametrize("bypass", [0, 1, 2, 5])
+def test_a_large_call_is_passed_over_at_most_bypass_times_then_capacity_is_reserved(bypass: int) -> None:
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, bypass=bypass)
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    held = governor.acquire_blocking("held", demand={"memory_mb": 500})
+    big = threading.Thread(
+        target=lambda: governor.release(governor.acquire_blocking("big", demand={"memory_mb": 1000}))
+    )
+    big.start()
+    while not governor.status().waiting:
+        threading.Event().wait(0.001)
+    smalls = []
+    for _ in range(8):  # a stream of small calls, each of which fits beside the held one
+        with contextlib.suppress(TimeoutError):
+            smalls.append(governor.acquire_blocking("small", demand={"memory_mb": 50}, timeout=0.01))
+    assert len(smalls) == min(bypass, 8)
+    for lease in [held, *smalls]:
+        governor.release(lease)
+    big.join(5)
+    assert not big.is_alive()
+    order = admitted_order(events)
+    assert order.index("big") == 1 + min(bypass, 8)
+
+
+def test_patience_bounds_the_wait_in_time_too() -> None:
+    now = [0.0]
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, bypass=100, patience=5.0, clock=lambda: now[0])
+    held = governor.acquire_blocking("held", demand={"memory_mb": 500})
+    waiting = threading.Thread(
+        target=lambda: governor.release(governor.acquire_blocking("big", demand={"memory_mb": 1000}))
+    )
+    waiting.start()
+    while not governor.status().waiting:
+        threading.Event().wait(0.001)
+    now[0] = 4.0
+    governor.release(governor.acquire_blocking("early", demand={"memory_mb": 10}, timeout=1))
+    now[0] = 6.0  # big has waited 6 s: the capacity is now reserved for it
+    with pytest.raises(TimeoutError):
+        governor.acquire_blocking("late", demand={"memory_mb": 10}, timeout=0.01)
+    governor.release(held)
+    waiting.join(5)
+    assert [s.id for s in governor.trace().steps if s.status == "ok"] == ["held", "big", "early"]
+
+
+class Reversed:
+    """A plug-in policy: the newest ready call first (LIFO)."""
+
+    def __call__(self, now, ready, running, free):  # type: ignore[no-untyped-def]
+        return list(reversed(ready))
+
+
+class Never:
+    """A policy that never starts anything: the governor must still not stall."""
+
+    def __call__(self, now, ready, running, free):  # type: ignore[no-untyped-def]
+        return ()
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"), [(Reversed(), ["held", "c", "b", "a"]), (Never(), ["held", "a", "b", "c"])]
+)
+def test_a_plug_in_policy_decides_the_order_and_none_can_stall_the_governor(
+    policy: object, expected: list[str]
+) -> None:
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, policy=policy)  # type: ignore[arg-type]
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    held = governor.acquire_blocking("held", demand={"memory_mb": 1000})
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(governor.acquire(n, demand={"memory_mb": 1000})) for n in "abc"]
+        await asyncio.sleep(0.01)
+        governor.release(held)
+        while any(not t.done() for t in tasks):
+            done, _ = await asyncio.wait([t for t in tasks if not t.done()], return_when="FIRST_COMPLETED")
+            for task in done:
+                governor.release(task.result())
+
+    asyncio.run(main())
+    assert admitted_order(events) == expected
+
+
+def test_peakopt_profile_fills_the_store_the_governor_reads(tmp_path) -> None:
+    from cli_helpers import run
+
+    store = tmp_path / "tools.json"
+    script = "x = bytearray(40 * 2**20); x[::4096] = b'1' * len(x[::4096])"
+    code, out, err = run(
+        "profile", "--runs", "2", "--id", "alloc", "--store", str(store), "--", sys.executable, "-c", script
+    )
+    assert code == 0, err
+    assert out == "" and f"wrote {store}: tool 'alloc': 2 samples" in err
+    demand = ProfileStore(store).demand("alloc")
+    assert demand is not None and 40 <= demand["memory_mb"] < 200
+    governor = Governor(BOX, profiles=ProfileStore(store))
+    lease = governor.acquire_blocking("alloc")
+    assert lease.demand == demand and lease.expected is not None
+    governor.release(lease)
+    store.write_text("{}")
+    code, _, err = run("profile", "--store", str(store), "--", sys.executable, "-c", "pass")
+    assert code == 1 and err.count("Error:") == 1 and "is not a profile store" in err and str(store) in err
+
+
+def test_the_store_keeps_a_running_p90_of_the_last_samples() -> None:
+    from peakopt.runtime.profiles import WINDOW
+
+    store = ProfileStore()
+    for k in range(1, 11):
+        store.observe("t", seconds=float(k), demand={"memory_mb": 100.0 * k})
+    assert store.demand("t") == {"memory_mb": pytest.approx(910.0)}
+    assert store.expected("t") == pytest.approx(9.1)
+    for _ in range(WINDOW):  # the tool got lighter: the old samples age out of the window
+        store.observe("t", seconds=1.0, demand={"memory_mb": 50.0})
+    assert store.demand("t") == {"memory_mb": 50.0} and store.expected("t") == 1.0
+    with pytest.raises(ValueError, match="not a finite number"):
+        store.observe("t", seconds=-1.0)
+
+
+def test_a_measured_usage_over_the_declaration_is_warned_recorded_and_learnt() -> None:
+    from peakopt.runtime.governor import OverDeclared
+
+    store = ProfileStore()
+    governor = Governor(BOX, profiles=store)
+    lease = governor.acquire_blocking("embed", demand={"memory_mb": 100, "cpu": 1})
+    with pytest.warns(
+        OverDeclared, match=r"'embed' used more than it declared: memory_mb 400 measured against 100"
+    ):
+        governor.release(lease, usage={"memory_mb": 400, "cpu": 0.5})
+    honest = governor.acquire_blocking("embed", demand={"memory_mb": 500, "cpu": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        governor.release(honest, usage={"memory_mb": 400})
+    trace = governor.trace()
+    assert trace.steps[0].usage is not None and trace.steps[0].usage.memory_peak_mb == 400
+    assert trace.steps[1].usage is not None and trace.steps[1].usage.cpu_avg == 1.0  # not measured: declared
+    workflow, _ = trace.realised("measured")
+    assert workflow.tasks[0].peak("memory_mb") == 400
+    assert store.demand("embed") == {"cpu": 0.5, "memory_mb": 400.0}  # what was measured only
+    with pytest.raises(GovernorError, match="usage"):
+        governor.release(governor.acquire_blocking("x", demand={}), usage={"memory_mb": -1})
