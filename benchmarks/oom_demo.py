@@ -30,10 +30,9 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from peakopt.models import Machine
 from peakopt.runtime.cgroup_v1 import remove_cgroup
@@ -162,23 +161,40 @@ def demand(mb: int) -> dict[str, float]:
     return {"memory_mb": float(mb + OVERHEAD_MB)}
 
 
-async def _turn(
-    box: Box, strategy: str, machine: Machine
-) -> tuple[Governor, list[Any], list[tuple[float, float]]]:
-    """Run the turn one way; the governor that recorded it, the results, the memory samples."""
-    cap = None if strategy == "governor" else int(strategy.split()[1])
-    unbounded = Machine(
-        name="unbounded", capacity={"memory_mb": float(sum(m + OVERHEAD_MB for _, m, _ in CALLS))}
-    )
-    governor = Governor(machine if cap is None else unbounded, name="turn")
-    gate = asyncio.Semaphore(cap) if cap is not None else None
-    samples: list[tuple[float, float]] = []
+Samples = list[tuple[float, float]]
+#: The turn through LangGraph: ToolNode as it is (an async graph starts every call), and the drop-in.
+GRAPHS = ("ToolNode (async)", "GovernedToolNode")
+
+
+def _recorder(strategy: str, machine: Machine) -> Governor:
+    """The governor a run is recorded by: the machine's for the governed runs, else an unbounded one."""
+    if strategy in ("governor", "GovernedToolNode"):
+        return Governor(machine, name="turn")
+    unbounded = sum(mb + OVERHEAD_MB for _, mb, _ in CALLS)
+    return Governor(Machine(name="unbounded", capacity={"memory_mb": float(unbounded)}), name="turn")
+
+
+async def _sampled(box: Box, body: Awaitable[list[bool]]) -> tuple[list[bool], Samples]:
+    """``body``'s result (whether each call succeeded), and the memory in use every SAMPLE seconds (when)."""
+    samples: Samples = []
     stop = threading.Event()
-    t0 = time.monotonic()
 
     def sample() -> None:  # in a thread: starting eight processes blocks the event loop a while
         while not stop.wait(SAMPLE):
-            samples.append((time.monotonic() - t0, box.in_use_mb()))
+            samples.append((time.monotonic(), box.in_use_mb()))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        return await body, samples
+    finally:
+        stop.set()
+        sampler.join()
+
+
+async def _capped(box: Box, governor: Governor, cap: int | None) -> list[bool]:
+    """The turn as asyncio runs it: every call at once, behind a count cap (a semaphore) if any."""
+    gate = asyncio.Semaphore(cap) if cap is not None else None
 
     async def one(k: int, tool: str, mb: int, seconds: float) -> str:
         # the count cap first (a call waits for a slot), then the recording lease
@@ -188,23 +204,60 @@ async def _turn(
         ):
             return await tool_call(box, tool, mb, seconds, f"{tool}-{k}")
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        results = await asyncio.gather(*(one(k, *c) for k, c in enumerate(CALLS)), return_exceptions=True)
-    finally:
-        stop.set()
-        sampler.join()
-    return governor, results, samples
+    results = await asyncio.gather(*(one(k, *c) for k, c in enumerate(CALLS)), return_exceptions=True)
+    return [not isinstance(r, BaseException) for r in results]
+
+
+async def _graph(box: Box, governor: Governor, governed: bool) -> list[bool]:
+    """The turn as LangGraph runs it: a fake model emits the calls, a tool node runs them (async)."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import StructuredTool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from peakopt.runtime.adapters.langgraph import GovernedToolNode, governed_tool
+
+    async def heavy(tool: str, mb: int, seconds: float, tag: str) -> str:
+        return await tool_call(box, tool, mb, seconds, tag)
+
+    tool = StructuredTool.from_function(coroutine=heavy, name="heavy", description="A heavy tool call.")
+    needs = {"heavy": lambda args: demand(args["mb"])}
+    # ToolNode as it is, its calls recorded (never held back) by a governor of unbounded capacity
+    node = (
+        GovernedToolNode([tool], governor=governor, demands=needs, handle_tool_errors=True)
+        if governed
+        else ToolNode([governed_tool(tool, governor, demand=needs["heavy"])], handle_tool_errors=True)
+    )
+    calls = [
+        {"name": "heavy", "args": {"tool": t, "mb": mb, "seconds": s, "tag": f"{t}-{k}"}, "id": f"call{k}"}
+        for k, (t, mb, s) in enumerate(CALLS)
+    ]
+    model = FakeMessagesListChatModel(responses=[AIMessage("", tool_calls=calls), AIMessage("done")])
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_node("tools", node)
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition, ["tools", END])
+    builder.add_edge("tools", "agent")
+    out = await builder.compile().ainvoke({"messages": [HumanMessage("go")]})
+    return [m.status != "error" for m in out["messages"] if m.type == "tool"]
 
 
 def run_strategy(box: Box, strategy: str) -> Outcome:
     """Run the turn ``strategy``'s way in a fresh cgroup; measured and scored."""
     machine = Machine(name=f"box-{CAPACITY_MB}", capacity={"memory_mb": float(CAPACITY_MB)})
+    governor = _recorder(strategy, machine)
+    if strategy in GRAPHS:
+        body = _graph(box, governor, strategy == "GovernedToolNode")
+    else:
+        body = _capped(box, governor, None if strategy == "governor" else int(strategy.split()[1]))
     with box.opened():
-        governor, results, samples = asyncio.run(_turn(box, strategy, machine))
+        succeeded, samples = asyncio.run(_sampled(box, body))
         kills = box.kills()
     trace = governor.trace().model_copy(update={"machine": machine, "policy": strategy.replace(" ", ":")})
+    t0 = governor.started or 0.0  # the trace's time 0: when the first call asked
+    samples = [(t - t0, mb) for t, mb in samples if t >= t0]
     row, _ = score_trace(trace, strategy)
     return Outcome(
         strategy=strategy,
@@ -212,7 +265,7 @@ def run_strategy(box: Box, strategy: str) -> Outcome:
         makespan=trace.makespan,
         peak_mb=max((m for _, m in samples), default=0.0),
         kills=kills,
-        failed=sum(isinstance(r, BaseException) for r in results),
+        failed=succeeded.count(False),
         declared_peak_mb=row.peak_ratio.get("memory_mb", 0.0) * CAPACITY_MB,
         safe=row.safe and not row.reasons,
         gap=row.gap,
@@ -221,10 +274,12 @@ def run_strategy(box: Box, strategy: str) -> Outcome:
     )
 
 
-def run_all(*, cgroup: bool = True, caps: tuple[int, ...] = CAPS) -> list[Outcome]:
-    """The governor, then every count cap (in a cgroup where one can be made and ``cgroup``)."""
+def run_all(
+    *, cgroup: bool = True, caps: tuple[int, ...] = CAPS, graphs: tuple[str, ...] = GRAPHS
+) -> list[Outcome]:
+    """The governor, every count cap, the LangGraph runs (in a cgroup if one can be made and ``cgroup``)."""
     box = Box(cgroup=cgroup)
-    return [run_strategy(box, s) for s in ("governor", *(f"cap {k}" for k in caps))]
+    return [run_strategy(box, s) for s in ("governor", *(f"cap {k}" for k in caps), *graphs)]
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -258,7 +313,7 @@ def picture(outcomes: list[Outcome], path: Path) -> None:
         ax.set_title(f"{o.strategy}: {o.makespan:.2f} s, {verdict}", fontsize=9, loc="left")
         ax.set_ylim(0, CAPACITY_MB * 1.25)
         ax.set_ylabel("MiB", fontsize=8)
-    axes[-1].set_xlabel("seconds since the turn began")
+    axes[-1].set_xlabel("seconds since the first call asked")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,11 +1,12 @@
 """The OOM demonstration as a benchmark (issue 24, item 6; the turn and the machine: ``oom_demo.py``).
 
 One agent turn of eight heavy tool calls (real processes, real memory) on a 512 MiB machine (a
-cgroup v1 limit where one can be made, else declared), run under count caps k = 1, 2, 4, 8 and
-under the governor. The targets: the governor never overflows (no OOM kill, no failed call, its
-measured peak within the capacity, its trace safe by ``peakopt score``) and is within 10 % of
-the hindsight optimum of its actual durations; every count cap overflows or is slower than the
-governor. About 30 s. Run with ``python -m pytest benchmarks/test_oom_demo.py -s`` (the table
+cgroup v1 limit where one can be made, else declared), run under count caps k = 1, 2, 4, 8,
+under the governor, and through LangGraph (an async graph's ToolNode, and GovernedToolNode).
+The targets: the governor never overflows (no OOM kill, no failed call, its measured peak
+within the capacity, its trace safe by ``peakopt score``) and is within 10 % of the hindsight
+optimum of its actual durations, through LangGraph too; every count cap overflows or is slower
+than the governor. 30-60 s. Run with ``python -m pytest benchmarks/test_oom_demo.py -s`` (the table
 is printed; ``python benchmarks/oom_demo.py`` also draws docs/oom-demo.png).
 """
 
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from oom_demo import CALLS, CAPACITY_MB, CAPS, Outcome, run_all, table
+from oom_demo import CALLS, CAPACITY_MB, CAPS, OVERHEAD_MB, Outcome, run_all, table
 
 from peakopt.runtime.trace import trace_json
 
@@ -49,6 +50,12 @@ def test_every_count_cap_overflows_or_is_slower(outcomes: dict[str, Outcome]) ->
     assert any(outcomes[f"cap {k}"].overflowed for k in CAPS)
 
 
+def test_langgraphs_async_tool_node_starts_every_call_and_overflows(outcomes: dict[str, Outcome]) -> None:
+    plain = outcomes["ToolNode (async)"]
+    assert plain.overflowed and not plain.safe
+    assert plain.declared_peak_mb == pytest.approx(sum(mb + OVERHEAD_MB for _, mb, _ in CALLS))
+
+
 def test_peakopt_score_reads_the_governors_trace_to_the_same_verdict(
     outcomes: dict[str, Outcome], tmp_path: Path
 ) -> None:
@@ -66,7 +73,7 @@ def test_peakopt_score_reads_the_governors_trace_to_the_same_verdict(
 
 
 def test_without_a_cgroup_the_capacity_is_declared_and_an_overflow_is_measured() -> None:
-    governed, uncapped = run_all(cgroup=False, caps=(len(CALLS),))
+    governed, uncapped = run_all(cgroup=False, caps=(len(CALLS),), graphs=())
     assert governed.accounting.startswith("declared") and governed.kills == 0
     assert governed.safe and governed.peak_mb <= CAPACITY_MB
     # nothing is killed, but the eight calls at once held more than the machine has
