@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from adapters_helpers import BOX, Peak, hold_async, hold_sync, safe_and_complete
@@ -17,10 +17,11 @@ from adapters_helpers import BOX, Peak, hold_async, hold_sync, safe_and_complete
 pytest.importorskip("langgraph")
 
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
+from langgraph.types import Command
 
 from peakopt.runtime.adapters.langgraph import GovernedToolNode, governed_tool
 from peakopt.runtime.governor import Governor
@@ -263,3 +264,53 @@ def test_a_plain_function_is_made_a_tool_and_one_without_a_demand_is_refused() -
     assert governed_tool(shout, governor, demand={}).invoke({"text": "hi"}) == "HI"
     with pytest.raises(GovernorError, match="'shout'"):
         governed_tool(shout, governor)
+
+
+class NotedState(MessagesState):
+    note: str
+
+
+def injected_tools() -> list[BaseTool]:
+    def count(word: str, state: Annotated[dict[str, Any], InjectedState]) -> str:
+        """Count the messages so far."""
+        return f"{word}:{len(state['messages'])}:{state.get('note')}"
+
+    def remember(note: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command[Any]:
+        """Remember a note (a Command that updates the state)."""
+        update = {"note": note, "messages": [ToolMessage(f"noted {note}", tool_call_id=tool_call_id)]}
+        return Command(update=update)
+
+    return [StructuredTool.from_function(count), StructuredTool.from_function(remember)]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("how", ["node", "tools"])
+def test_injected_state_and_commands_work_as_in_tool_node(mode: str, how: str) -> None:
+    def app(node: Any) -> Any:
+        builder = StateGraph(NotedState)
+        builder.add_node("tools", node)
+        builder.add_edge(START, "tools")
+        builder.add_edge("tools", END)
+        return builder.compile()
+
+    def ran(node: Any) -> tuple[list[Any], str]:
+        message = AIMessage(
+            "",
+            tool_calls=[
+                {"name": "count", "args": {"word": "w"}, "id": "1"},
+                {"name": "remember", "args": {"note": "new"}, "id": "2"},
+            ],
+        )
+        start = {"messages": [HumanMessage("x"), message], "note": "old"}
+        out = app(node).invoke(start) if mode == "sync" else asyncio.run(app(node).ainvoke(start))
+        return [m.content for m in out["messages"][2:]], out["note"]
+
+    plain = ran(ToolNode(injected_tools()))
+    assert plain == (["w:2:old", "noted new"], "new")
+    governor = Governor(BOX)
+    if how == "node":
+        node = GovernedToolNode(injected_tools(), governor=governor, demands={"count": {}, "remember": {}})
+    else:
+        node = ToolNode([governed_tool(t, governor, demand={}) for t in injected_tools()])
+    assert ran(node) == plain
+    safe_and_complete(governor, 2)
