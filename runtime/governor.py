@@ -43,14 +43,14 @@ import datetime
 import logging
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from peakopt.models import Machine
 from peakopt.oracle.dispatch import admitted, clamped_needs
 from peakopt.oracle.online import OnlinePolicy
-from peakopt.runtime.calls import Call, calls_trace
+from peakopt.runtime.calls import Call, OverDeclared, calls_trace, checked_amounts, wake, warn_over
+from peakopt.runtime.events import EventHub
 from peakopt.runtime.governed import Governed
 from peakopt.runtime.leases import (
     OUTCOMES,
@@ -65,6 +65,8 @@ from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.trace import Trace
 
 log = logging.getLogger(__name__)
+
+__all__ = ["BYPASS", "Governor", "OverDeclared"]
 
 #: How many later calls may pass over a waiting one before capacity is reserved for it.
 BYPASS = 16
@@ -122,10 +124,7 @@ class Governor(Governed):
         self._counts = [0, 0]  # admitted, released
         self._t0: float | None = None
         self._wall = ""
-        self._listeners: list[Callable[[GovernorEvent], None]] = []
-        self._events: list[GovernorEvent] = []
-        self._delivery = threading.Lock()
-        self._local = threading.local()
+        self._hub = EventHub()
 
     # -- asking, waiting, releasing --------------------------------------------------------
 
@@ -224,7 +223,7 @@ class Governor(Governed):
         """
         if outcome not in OUTCOMES:
             raise GovernorError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
-        used = _checked(lease.id, "usage", usage) if usage is not None else None
+        used = checked_amounts(lease.id, "usage", usage) if usage is not None else None
         with self._lock:
             call = self._calls.get(lease.id)
             if call is None or call.lease.requested_at != lease.requested_at:
@@ -241,7 +240,7 @@ class Governor(Governed):
                 woken = [call, *self._dispatch(now)]
         self._after(woken)
         if used is not None:
-            _warn_over(call.lease, used)
+            warn_over(call.lease, used)
 
     # -- what the governor knows -----------------------------------------------------------
 
@@ -274,15 +273,7 @@ class Governor(Governed):
         Listeners run outside the governor's lock (they may call it), one event at a time; an
         exception in one is logged, never raised into the call that caused the event.
         """
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._hub.subscribe(listener)
 
     def trace(self) -> Trace:
         """The trace of every call that has ended so far (see :mod:`peakopt.runtime.calls`).
@@ -361,7 +352,7 @@ class Governor(Governed):
             demand = found
         if expected is None and self.profiles is not None:
             expected = self.profiles.expected(key)
-        wanted = _checked(name, "demand", demand)
+        wanted = checked_amounts(name, "demand", demand)
         if expected is not None and not 0 <= expected < float("inf"):
             raise GovernorError(f"call {name!r}: expected {expected!r} is not a finite number >= 0")
         return wanted, expected
@@ -481,8 +472,8 @@ class Governor(Governed):
     def _emit(
         self, kind: Any, call: Call, now: float, outcome: CallOutcome | None = None, error: str | None = None
     ) -> None:
-        if self._listeners:
-            self._events.append(GovernorEvent(kind, call.lease, now, outcome, error, call.usage))
+        if self._hub.listened:
+            self._hub.put(GovernorEvent(kind, call.lease, now, outcome, error, call.usage))
 
     # -- outside the lock ------------------------------------------------------------------
 
@@ -508,79 +499,5 @@ class Governor(Governed):
     def _after(self, woken: list[Call]) -> None:
         """Wake the admitted waiters, then deliver the events."""
         for call in woken:
-            _wake(call)
-        self._deliver()
-
-    def _deliver(self) -> None:
-        if getattr(self._local, "delivering", False):
-            return  # a listener's own call: the loop below delivers its events too
-        self._local.delivering = True
-        try:
-            while True:
-                with self._delivery:
-                    with self._lock:
-                        events, self._events = self._events, []
-                        listeners = list(self._listeners)
-                    if not events:
-                        return
-                    for event in events:
-                        for listener in listeners:
-                            try:
-                                listener(event)
-                            except Exception:
-                                log.exception(
-                                    "a governor listener raised on %s %s", event.kind, event.lease.id
-                                )
-        finally:
-            self._local.delivering = False
-
-
-class OverDeclared(UserWarning):
-    """A call was measured to use more than the demand it was admitted with (the guard trusted less)."""
-
-
-def _checked(call: str, what: str, amounts: Mapping[str, float]) -> dict[str, float]:
-    """``amounts`` as floats, each resource a non-empty name and each amount finite and >= 0."""
-    found: dict[str, float] = {}
-    for resource, amount in amounts.items():
-        if (
-            not isinstance(resource, str)
-            or not resource
-            or isinstance(amount, bool)
-            or not isinstance(amount, int | float)
-            or not 0 <= amount < float("inf")
-        ):
-            raise GovernorError(f"call {call!r}: {what} {resource!r}: {amount!r} is not a finite number >= 0")
-        found[resource] = float(amount)
-    return found
-
-
-def _warn_over(lease: Lease, used: Mapping[str, float]) -> None:
-    over = [(r, lease.demand.get(r, 0.0), v) for r, v in sorted(used.items()) if v > lease.demand.get(r, 0.0)]
-    if over:
-        listed = ", ".join(f"{r} {v:g} measured against {d:g} declared" for r, d, v in over)
-        warnings.warn(f"call {lease.id!r} used more than it declared: {listed}", OverDeclared, stacklevel=3)
-
-
-def _wake(call: Call) -> None:
-    waiter = call.waiter
-    if isinstance(waiter, threading.Event):
-        waiter.set()
-        return
-    loop, future = waiter
-    withdrawn = call.state == "withdrawn"
-
-    def resolve() -> None:
-        if future.done():
-            return
-        if withdrawn:
-            future.set_exception(
-                GovernorError(f"call {call.id!r} was withdrawn while it waited ({call.error})")
-            )
-        else:
-            future.set_result(None)
-
-    try:
-        loop.call_soon_threadsafe(resolve)
-    except RuntimeError:  # its loop has closed: nobody waits for the lease any more
-        log.warning("call %s was admitted after its event loop closed", call.id)
+            wake(call)
+        self._hub.deliver()
