@@ -40,8 +40,6 @@ class Call:
     #: order of becoming ready, and when (the fairness rule's "older")
     seq: int = 0
     ready_at: float = 0.0
-    #: how many later-ready calls were admitted while this one waited
-    passed: int = 0
     ended_at: float | None = None
     outcome: CallOutcome | None = None
     error: str | None = None
@@ -144,6 +142,43 @@ def calls_trace(
         status="ok" if all(s.status == "ok" for s in steps) else "failed",
         steps=steps,
     )
+
+
+class Admissions:
+    """The ready positions (1, 2, ...) of the admitted calls, counted in a Fenwick tree.
+
+    :meth:`after` is how many admitted calls became ready after position ``seq``: for a call
+    still waiting, how many later calls have passed over it (they were all admitted while it
+    waited). Both take O(log n), so the fairness rule costs little however long the queue.
+    """
+
+    def __init__(self) -> None:
+        self._tree = [0]
+        self._total = 0
+
+    def _prefix(self, seq: int) -> int:
+        found = 0
+        while seq > 0:
+            found += self._tree[seq]
+            seq &= seq - 1
+        return found
+
+    def grow(self, seq: int) -> None:
+        """Make room for positions up to ``seq`` (each new one counts no admission yet)."""
+        while len(self._tree) <= seq:
+            i = len(self._tree)
+            self._tree.append(self._prefix(i - 1) - self._prefix(i - (i & -i)))
+
+    def add(self, seq: int) -> None:
+        """Count the admission of the call ready at position ``seq``."""
+        self._total += 1
+        while seq < len(self._tree):
+            self._tree[seq] += 1
+            seq += seq & -seq
+
+    def after(self, seq: int) -> int:
+        """How many admitted calls became ready after position ``seq``."""
+        return self._total - self._prefix(seq)
 
 
 class OverDeclared(UserWarning):

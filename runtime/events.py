@@ -55,7 +55,7 @@ class EventHub:
 
     def deliver(self) -> None:
         """Hand every queued event to the listeners, in order (see the module docstring)."""
-        if getattr(self._local, "delivering", False):
+        if not self._events or getattr(self._local, "delivering", False):
             return  # a listener's own call: the loop below delivers its events too
         self._local.delivering = True
         try:

@@ -38,8 +38,8 @@ with outcome ``cancelled``: its share is free before the cancellation goes on.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
+import itertools
 import logging
 import threading
 import time
@@ -49,16 +49,26 @@ from typing import Any
 from peakopt.models import Machine
 from peakopt.oracle.dispatch import admitted, clamped_needs
 from peakopt.oracle.online import OnlinePolicy
-from peakopt.runtime.calls import Call, OverDeclared, calls_trace, checked_amounts, wake, warn_over
+from peakopt.runtime.calls import (
+    Admissions,
+    Call,
+    OverDeclared,
+    calls_trace,
+    checked_amounts,
+    wake,
+    warn_over,
+)
 from peakopt.runtime.events import EventHub
 from peakopt.runtime.governed import Governed
 from peakopt.runtime.leases import (
     OUTCOMES,
     CallOutcome,
+    CountCap,
     GovernorError,
     GovernorEvent,
     GovernorStatus,
     Lease,
+    ReadyOrder,
     named_live_policy,
 )
 from peakopt.runtime.profiles import ProfileStore
@@ -121,6 +131,7 @@ class Governor(Governed):
         self._free = list(self.capacity)
         self._names: dict[str, int] = {}
         self._seq = 0
+        self._admissions = Admissions()  # by ready order: how many later calls overtook a waiting one
         self._counts = [0, 0]  # admitted, released
         self._t0: float | None = None
         self._wall = ""
@@ -368,17 +379,35 @@ class Governor(Governed):
 
     def _make_ready(self, call: Call, now: float) -> None:
         self._seq += 1
+        self._admissions.grow(self._seq)
         call.state, call.seq, call.ready_at = "ready", self._seq, now
         self._ready.append(call)
 
     def _owed(self, call: Call, now: float) -> bool:
         """Whether no later call may pass over ``call`` any more (the fairness rule)."""
-        return call.passed >= self.bypass or (
+        return self._admissions.after(call.seq) >= self.bypass or (
             self.patience is not None and now - call.ready_at >= self.patience
         )
 
     def _candidates(self, now: float) -> tuple[list[Call], bool]:
         """The ready calls to try, in order, and whether the first that does not fit blocks the rest."""
+        ready = self._ready
+        # the owed calls are the oldest ready ones (the older, the more passed over and the longer waiting)
+        owed = list(itertools.takewhile(lambda c: self._owed(c, now), ready))
+        strict = self._strict or bool(owed)
+        policy = self.policy
+        if isinstance(policy, ReadyOrder):  # the named policies, without building their arguments
+            chosen = owed or ready
+        elif isinstance(policy, CountCap):
+            chosen = (owed or ready)[: max(0, policy.limit - len(self._running))]
+        else:
+            chosen = self._picked(now, owed)
+        if not chosen and not self._running:
+            chosen, strict = ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
+        return chosen, strict
+
+    def _picked(self, now: float, owed: list[Call]) -> list[Call]:
+        """What a plug-in policy picks, in its order (among the owed calls, in ready order, if any)."""
         t0 = self._t0 or 0.0
         ids = [c.id for c in self._ready]
         free = dict(zip(self.resources, self._free, strict=True))
@@ -391,15 +420,10 @@ class Governor(Governed):
         by_id = {c.id: c for c in self._ready}
         if not set(picked) <= by_id.keys():
             log.error("policy %s picked calls that are not ready; they are passed over", self.policy_name)
-        owed = [c for c in self._ready if self._owed(c, now)]
-        strict = self._strict or bool(owed)
         if owed:  # the capacity is reserved for them: only they may go, in ready order
-            chosen = [c for c in owed if c.id in set(picked)]
-        else:  # in the policy's order (its priorities)
-            chosen = [by_id[i] for i in picked if i in by_id]
-        if not chosen and not self._running:
-            chosen, strict = self._ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
-        return chosen, strict
+            chosen = set(picked)
+            return [c for c in owed if c.id in chosen]
+        return [by_id[i] for i in picked if i in by_id]
 
     def _dispatch(self, now: float) -> list[Call]:
         """Admit what the policy picks, the guard lets through and the fairness rule allows."""
@@ -407,21 +431,19 @@ class Governor(Governed):
             return []
         order, strict = self._candidates(now)
         fit = {
-            order[p].id
-            for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
+            order[p] for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
         }
+        if not fit:
+            return []
         woken: list[Call] = []
         older: list[Call] = []  # calls ready before the current one that stay waiting
-        blocked = False
         for call in self._ready:  # in ready order: who passes over whom
-            if call.id in fit and not blocked:
-                for waiting in older:
-                    waiting.passed += 1
-                    blocked = blocked or self._owed(waiting, now)
+            # the oldest waiting call is the most passed over: once it is owed, nothing later goes
+            if call in fit and not (older and self._owed(older[0], now)):
+                self._admissions.add(call.seq)
                 woken.append(call)
             else:
                 older.append(call)
-                blocked = blocked or self._owed(call, now)
         for call in woken:
             self._start(call, now)
         self._ready = older
@@ -431,7 +453,10 @@ class Governor(Governed):
         for k, amount, _ in call.needs:
             self._free[k] -= amount
         call.state = "running"
-        call.lease = dataclasses.replace(call.lease, admitted_at=now)
+        old = call.lease
+        call.lease = Lease(
+            old.id, old.name, old.tool, old.demand, old.requested_at, now, old.depends_on, old.expected
+        )
         self._running[call.id] = call
         self._counts[0] += 1
         self._emit("admitted", call, now)
