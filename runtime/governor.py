@@ -38,33 +38,45 @@ with outcome ``cancelled``: its share is free before the cancellation goes on.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
+import itertools
 import logging
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from peakopt.models import Machine
 from peakopt.oracle.dispatch import admitted, clamped_needs
 from peakopt.oracle.online import OnlinePolicy
-from peakopt.runtime.calls import Call, calls_trace
+from peakopt.runtime.calls import (
+    Admissions,
+    Call,
+    OverDeclared,
+    calls_trace,
+    checked_amounts,
+    wake,
+    warn_over,
+)
+from peakopt.runtime.events import EventHub
 from peakopt.runtime.governed import Governed
 from peakopt.runtime.leases import (
     OUTCOMES,
     CallOutcome,
+    CountCap,
     GovernorError,
     GovernorEvent,
     GovernorStatus,
     Lease,
+    ReadyOrder,
     named_live_policy,
 )
 from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.trace import Trace
 
 log = logging.getLogger(__name__)
+
+__all__ = ["BYPASS", "Governor", "OverDeclared"]
 
 #: How many later calls may pass over a waiting one before capacity is reserved for it.
 BYPASS = 16
@@ -119,13 +131,11 @@ class Governor(Governed):
         self._free = list(self.capacity)
         self._names: dict[str, int] = {}
         self._seq = 0
+        self._admissions = Admissions()  # by ready order: how many later calls overtook a waiting one
         self._counts = [0, 0]  # admitted, released
         self._t0: float | None = None
         self._wall = ""
-        self._listeners: list[Callable[[GovernorEvent], None]] = []
-        self._events: list[GovernorEvent] = []
-        self._delivery = threading.Lock()
-        self._local = threading.local()
+        self._hub = EventHub()
 
     # -- asking, waiting, releasing --------------------------------------------------------
 
@@ -224,7 +234,7 @@ class Governor(Governed):
         """
         if outcome not in OUTCOMES:
             raise GovernorError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
-        used = _checked(lease.id, "usage", usage) if usage is not None else None
+        used = checked_amounts(lease.id, "usage", usage) if usage is not None else None
         with self._lock:
             call = self._calls.get(lease.id)
             if call is None or call.lease.requested_at != lease.requested_at:
@@ -241,7 +251,7 @@ class Governor(Governed):
                 woken = [call, *self._dispatch(now)]
         self._after(woken)
         if used is not None:
-            _warn_over(call.lease, used)
+            warn_over(call.lease, used)
 
     # -- what the governor knows -----------------------------------------------------------
 
@@ -274,15 +284,7 @@ class Governor(Governed):
         Listeners run outside the governor's lock (they may call it), one event at a time; an
         exception in one is logged, never raised into the call that caused the event.
         """
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._hub.subscribe(listener)
 
     def trace(self) -> Trace:
         """The trace of every call that has ended so far (see :mod:`peakopt.runtime.calls`).
@@ -361,7 +363,7 @@ class Governor(Governed):
             demand = found
         if expected is None and self.profiles is not None:
             expected = self.profiles.expected(key)
-        wanted = _checked(name, "demand", demand)
+        wanted = checked_amounts(name, "demand", demand)
         if expected is not None and not 0 <= expected < float("inf"):
             raise GovernorError(f"call {name!r}: expected {expected!r} is not a finite number >= 0")
         return wanted, expected
@@ -377,17 +379,35 @@ class Governor(Governed):
 
     def _make_ready(self, call: Call, now: float) -> None:
         self._seq += 1
+        self._admissions.grow(self._seq)
         call.state, call.seq, call.ready_at = "ready", self._seq, now
         self._ready.append(call)
 
     def _owed(self, call: Call, now: float) -> bool:
         """Whether no later call may pass over ``call`` any more (the fairness rule)."""
-        return call.passed >= self.bypass or (
+        return self._admissions.after(call.seq) >= self.bypass or (
             self.patience is not None and now - call.ready_at >= self.patience
         )
 
     def _candidates(self, now: float) -> tuple[list[Call], bool]:
         """The ready calls to try, in order, and whether the first that does not fit blocks the rest."""
+        ready = self._ready
+        # the owed calls are the oldest ready ones (the older, the more passed over and the longer waiting)
+        owed = list(itertools.takewhile(lambda c: self._owed(c, now), ready))
+        strict = self._strict or bool(owed)
+        policy = self.policy
+        if isinstance(policy, ReadyOrder):  # the named policies, without building their arguments
+            chosen = owed or ready
+        elif isinstance(policy, CountCap):
+            chosen = (owed or ready)[: max(0, policy.limit - len(self._running))]
+        else:
+            chosen = self._picked(now, owed)
+        if not chosen and not self._running:
+            chosen, strict = ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
+        return chosen, strict
+
+    def _picked(self, now: float, owed: list[Call]) -> list[Call]:
+        """What a plug-in policy picks, in its order (among the owed calls, in ready order, if any)."""
         t0 = self._t0 or 0.0
         ids = [c.id for c in self._ready]
         free = dict(zip(self.resources, self._free, strict=True))
@@ -400,15 +420,10 @@ class Governor(Governed):
         by_id = {c.id: c for c in self._ready}
         if not set(picked) <= by_id.keys():
             log.error("policy %s picked calls that are not ready; they are passed over", self.policy_name)
-        owed = [c for c in self._ready if self._owed(c, now)]
-        strict = self._strict or bool(owed)
         if owed:  # the capacity is reserved for them: only they may go, in ready order
-            chosen = [c for c in owed if c.id in set(picked)]
-        else:  # in the policy's order (its priorities)
-            chosen = [by_id[i] for i in picked if i in by_id]
-        if not chosen and not self._running:
-            chosen, strict = self._ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
-        return chosen, strict
+            chosen = set(picked)
+            return [c for c in owed if c.id in chosen]
+        return [by_id[i] for i in picked if i in by_id]
 
     def _dispatch(self, now: float) -> list[Call]:
         """Admit what the policy picks, the guard lets through and the fairness rule allows."""
@@ -416,21 +431,19 @@ class Governor(Governed):
             return []
         order, strict = self._candidates(now)
         fit = {
-            order[p].id
-            for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
+            order[p] for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
         }
+        if not fit:
+            return []
         woken: list[Call] = []
         older: list[Call] = []  # calls ready before the current one that stay waiting
-        blocked = False
         for call in self._ready:  # in ready order: who passes over whom
-            if call.id in fit and not blocked:
-                for waiting in older:
-                    waiting.passed += 1
-                    blocked = blocked or self._owed(waiting, now)
+            # the oldest waiting call is the most passed over: once it is owed, nothing later goes
+            if call in fit and not (older and self._owed(older[0], now)):
+                self._admissions.add(call.seq)
                 woken.append(call)
             else:
                 older.append(call)
-                blocked = blocked or self._owed(call, now)
         for call in woken:
             self._start(call, now)
         self._ready = older
@@ -440,7 +453,10 @@ class Governor(Governed):
         for k, amount, _ in call.needs:
             self._free[k] -= amount
         call.state = "running"
-        call.lease = dataclasses.replace(call.lease, admitted_at=now)
+        old = call.lease
+        call.lease = Lease(
+            old.id, old.name, old.tool, old.demand, old.requested_at, now, old.depends_on, old.expected
+        )
         self._running[call.id] = call
         self._counts[0] += 1
         self._emit("admitted", call, now)
@@ -481,8 +497,8 @@ class Governor(Governed):
     def _emit(
         self, kind: Any, call: Call, now: float, outcome: CallOutcome | None = None, error: str | None = None
     ) -> None:
-        if self._listeners:
-            self._events.append(GovernorEvent(kind, call.lease, now, outcome, error, call.usage))
+        if self._hub.listened:
+            self._hub.put(GovernorEvent(kind, call.lease, now, outcome, error, call.usage))
 
     # -- outside the lock ------------------------------------------------------------------
 
@@ -508,79 +524,5 @@ class Governor(Governed):
     def _after(self, woken: list[Call]) -> None:
         """Wake the admitted waiters, then deliver the events."""
         for call in woken:
-            _wake(call)
-        self._deliver()
-
-    def _deliver(self) -> None:
-        if getattr(self._local, "delivering", False):
-            return  # a listener's own call: the loop below delivers its events too
-        self._local.delivering = True
-        try:
-            while True:
-                with self._delivery:
-                    with self._lock:
-                        events, self._events = self._events, []
-                        listeners = list(self._listeners)
-                    if not events:
-                        return
-                    for event in events:
-                        for listener in listeners:
-                            try:
-                                listener(event)
-                            except Exception:
-                                log.exception(
-                                    "a governor listener raised on %s %s", event.kind, event.lease.id
-                                )
-        finally:
-            self._local.delivering = False
-
-
-class OverDeclared(UserWarning):
-    """A call was measured to use more than the demand it was admitted with (the guard trusted less)."""
-
-
-def _checked(call: str, what: str, amounts: Mapping[str, float]) -> dict[str, float]:
-    """``amounts`` as floats, each resource a non-empty name and each amount finite and >= 0."""
-    found: dict[str, float] = {}
-    for resource, amount in amounts.items():
-        if (
-            not isinstance(resource, str)
-            or not resource
-            or isinstance(amount, bool)
-            or not isinstance(amount, int | float)
-            or not 0 <= amount < float("inf")
-        ):
-            raise GovernorError(f"call {call!r}: {what} {resource!r}: {amount!r} is not a finite number >= 0")
-        found[resource] = float(amount)
-    return found
-
-
-def _warn_over(lease: Lease, used: Mapping[str, float]) -> None:
-    over = [(r, lease.demand.get(r, 0.0), v) for r, v in sorted(used.items()) if v > lease.demand.get(r, 0.0)]
-    if over:
-        listed = ", ".join(f"{r} {v:g} measured against {d:g} declared" for r, d, v in over)
-        warnings.warn(f"call {lease.id!r} used more than it declared: {listed}", OverDeclared, stacklevel=3)
-
-
-def _wake(call: Call) -> None:
-    waiter = call.waiter
-    if isinstance(waiter, threading.Event):
-        waiter.set()
-        return
-    loop, future = waiter
-    withdrawn = call.state == "withdrawn"
-
-    def resolve() -> None:
-        if future.done():
-            return
-        if withdrawn:
-            future.set_exception(
-                GovernorError(f"call {call.id!r} was withdrawn while it waited ({call.error})")
-            )
-        else:
-            future.set_result(None)
-
-    try:
-        loop.call_soon_threadsafe(resolve)
-    except RuntimeError:  # its loop has closed: nobody waits for the lease any more
-        log.warning("call %s was admitted after its event loop closed", call.id)
+            wake(call)
+        self._hub.deliver()

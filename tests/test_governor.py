@@ -418,3 +418,31 @@ def test_a_measured_usage_over_the_declaration_is_warned_recorded_and_learnt() -
     assert store.demand("embed") == {"cpu": 0.5, "memory_mb": 400.0}  # what was measured only
     with pytest.raises(GovernorError, match="usage"):
         governor.release(governor.acquire_blocking("x", demand={}), usage={"memory_mb": -1})
+
+
+@pytest.mark.parametrize("bypass", [0, 1, 2, 3])
+def test_one_release_admits_at_most_bypass_calls_past_a_waiting_one(bypass: int) -> None:
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0})
+    governor = Governor(machine, bypass=bypass)
+
+    async def main() -> list[str]:
+        first = await governor.acquire("first", demand={"memory_mb": 600})
+        second = await governor.acquire("second", demand={"memory_mb": 400})
+        waiting = [asyncio.create_task(governor.acquire("big", demand={"memory_mb": 1000}))]
+        waiting += [
+            asyncio.create_task(governor.acquire("small", demand={"memory_mb": 100})) for _ in range(4)
+        ]
+        await asyncio.sleep(0.01)
+        governor.release(second)  # 400 free: all four small calls would fit at once
+        await asyncio.sleep(0.01)
+        running = sorted(lease.id for lease in governor.status().running)
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+        for lease in governor.status().running:
+            governor.release(lease)
+        governor.release(first)
+        return running
+
+    running = asyncio.run(main())
+    assert running == sorted(["first", *["small", "small#2", "small#3", "small#4"][:bypass]])
