@@ -23,7 +23,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, tools_condition
 from langgraph.types import Command
 
-from peakopt.runtime.adapters.langgraph import GovernedToolNode, governed_tool
+from peakopt.oracle import evaluate
+from peakopt.runtime.adapters.langgraph import GovernedToolNode, governed_tool, previous_turn
 from peakopt.runtime.governor import Governor
 from peakopt.runtime.leases import GovernorError
 from peakopt.runtime.profiles import ProfileStore
@@ -314,3 +315,37 @@ def test_injected_state_and_commands_work_as_in_tool_node(mode: str, how: str) -
         node = ToolNode([governed_tool(t, governor, demand={}) for t in injected_tools()])
     assert ran(node) == plain
     safe_and_complete(governor, 2)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_each_call_depends_on_the_turn_before_so_hindsight_keeps_the_turns_in_order(mode: str) -> None:
+    governor = Governor(BOX)
+    demands = {"heavy": {"memory_mb": MB}, "aheavy": {"memory_mb": MB}, "broken": {}}
+    node = GovernedToolNode(make_tools(Peak()), governor=governor, demands=demands, handle_tool_errors=True)
+    run(graph(node, [["heavy", "aheavy"], ["broken", "heavy", "heavy"], ["aheavy"]]), mode)
+    safe_and_complete(governor, 6)
+    tasks = governor.trace().workflow.tasks
+    first, second, third = {t.id for t in tasks[:2]}, {t.id for t in tasks[2:5]}, tasks[5]
+    assert all(t.depends_on == () for t in tasks[:2])
+    assert all(set(t.depends_on) == first for t in tasks[2:5])
+    assert set(third.depends_on) == second  # the failed call too: the model saw its message
+    workflow, schedule = governor.trace().realised()
+    assert evaluate(workflow, BOX, schedule).dependency_violations == 0
+
+
+def test_the_turn_before_is_the_tool_messages_between_the_last_two_ai_messages() -> None:
+    tool = [{"name": "t", "args": {}, "id": "x"}]
+    messages = [
+        HumanMessage("go"),
+        AIMessage("", tool_calls=tool),
+        ToolMessage("1", tool_call_id="a"),
+        AIMessage("", tool_calls=tool),
+        ToolMessage("2", tool_call_id="b"),
+        ToolMessage("3", tool_call_id="c"),
+        HumanMessage("and?"),
+        AIMessage("", tool_calls=tool),
+    ]
+    assert previous_turn(messages) == ["b", "c"]
+    assert previous_turn(messages[:2]) == []
+    assert previous_turn(messages[:4]) == ["a"]
+    assert previous_turn([]) == []

@@ -15,19 +15,23 @@ It admits through ``ToolNode``'s own tool-call wrappers (``wrap_tool_call`` in t
 (``handle_tool_errors``), injected state and ``Command`` returns are ``ToolNode``'s. A wrapper of
 your own runs inside the lease (a retry keeps it). A call ``ToolNode`` answers with an error
 message (``handle_tool_errors``) ends its lease ``failed`` in the trace, the message going to
-the model as without the governor. :func:`governed_tool` wraps one tool instead,
+the model as without the governor. Each call is declared to depend on the calls of the turn
+before it (the tool messages the model saw), so the trace keeps the turns in order and its
+hindsight optimum may not reorder calls across them. :func:`governed_tool` wraps one tool instead,
 for a node of your own or an agent that takes tools: its ``invoke`` and ``ainvoke`` (and ``run``,
 ``arun``) admit first.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 try:
     from langchain_core.callbacks import Callbacks
-    from langchain_core.messages import ToolMessage
+    from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool
     from langchain_core.tools import tool as as_tool
@@ -57,6 +61,56 @@ def _failed(result: Any) -> Any:
     if isinstance(result, ToolMessage) and result.status == "error":
         raise ToolCallError(result)
     return result
+
+
+#: How many tool call ids a node remembers the leases of (to find a turn's predecessors).
+REMEMBERED = 10_000
+
+
+def previous_turn(messages: Sequence[Any]) -> list[str]:
+    """The ids of the tool calls whose results the model saw before this turn's calls.
+
+    They are the tool messages between the last AI message (this turn's calls) and the one before.
+    """
+    found: list[str] = []
+    current = False
+    for message in reversed(messages):
+        if isinstance(message, AIMessage):
+            if current:
+                break
+            current = True
+        elif current and isinstance(message, ToolMessage):
+            found.append(message.tool_call_id)
+    return found[::-1]
+
+
+class _Turns:
+    """Tool call id -> lease id of a node's latest calls: each call depends on the turn before it."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self._leases: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()  # a sync graph's calls run in threads
+
+    def before(self, state: Any) -> tuple[str, ...]:
+        """The leases of the calls of the turn before, as far as this node ran them."""
+        messages = state if isinstance(state, list) else None
+        if isinstance(state, dict):
+            messages = state.get(self.key)
+        elif messages is None:
+            messages = getattr(state, self.key, None)
+        ids = previous_turn(messages) if isinstance(messages, list) else []
+        with self._lock:
+            return tuple(self._leases[i] for i in ids if i in self._leases)
+
+    def remember(self, call_id: str | None, lease_id: str) -> None:
+        if call_id is None:
+            return
+        with self._lock:
+            self._leases[call_id] = lease_id
+            self._leases.move_to_end(call_id)
+            while len(self._leases) > REMEMBERED:
+                self._leases.popitem(last=False)
 
 
 Wrapper = Callable[[ToolCallRequest, Callable[[ToolCallRequest], Any]], Any]
@@ -112,6 +166,12 @@ class GovernedToolNode(ToolNode):
         self._inner, self._ainner = wrap_tool_call, awrap_tool_call
         super().__init__(tools, wrap_tool_call=self._admit, awrap_tool_call=self._aadmit, **options)
         self._demands.check(self.tools_by_name)
+        self._turns = _Turns(self._messages_key)
+
+    def _keywords(self, request: ToolCallRequest) -> dict[str, Any]:
+        call = request.tool_call
+        keywords = self._demands.keywords(call["name"], call["args"])
+        return {**keywords, "depends_on": self._turns.before(request.state)}
 
     def _admit(self, request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
         """In a thread of the sync graph: block until admitted, run, release."""
@@ -119,7 +179,8 @@ class GovernedToolNode(ToolNode):
             return execute(request)
         call = request.tool_call
         try:
-            with self.governor.admit_sync(call["name"], **self._demands.keywords(call["name"], call["args"])):
+            with self.governor.admit_sync(call["name"], **self._keywords(request)) as lease:
+                self._turns.remember(call["id"], lease.id)
                 return _failed(execute(request) if self._inner is None else self._inner(request, execute))
         except ToolCallError as error:  # released as failed; the graph gets ToolNode's message
             return error.message
@@ -132,9 +193,8 @@ class GovernedToolNode(ToolNode):
             return await execute(request)
         call = request.tool_call
         try:
-            async with self.governor.admit(
-                call["name"], **self._demands.keywords(call["name"], call["args"])
-            ):
+            async with self.governor.admit(call["name"], **self._keywords(request)) as lease:
+                self._turns.remember(call["id"], lease.id)
                 return _failed(
                     await (execute(request) if self._ainner is None else self._ainner(request, execute))
                 )
