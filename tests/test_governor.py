@@ -446,3 +446,50 @@ def test_one_release_admits_at_most_bypass_calls_past_a_waiting_one(bypass: int)
 
     running = asyncio.run(main())
     assert running == sorted(["first", *["small", "small#2", "small#3", "small#4"][:bypass]])
+
+
+def test_leases_and_events_can_be_kept_in_sets() -> None:
+    governor = Governor(BOX)
+    seen: list[GovernorEvent] = []
+    governor.subscribe(seen.append)
+    leases = {
+        governor.acquire_blocking("a", demand={"memory_mb": 1}),
+        governor.acquire_blocking("a", demand={}),
+    }
+    assert {lease.id for lease in leases} == {"a", "a#2"}
+    for lease in leases:
+        governor.release(lease, usage={"memory_mb": 0})
+    assert len(set(seen)) == len(seen) == 6
+
+
+def test_threads_hammering_one_governor_never_overflow_it() -> None:
+    from governor_helpers import over, peak_in_use
+
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0, "cpu": 2.0})
+    governor = Governor(machine, bypass=3)
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    failures: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            for j in range(60):
+                demand = {"memory_mb": float((k * 7 + j * 13) % 1200), "cpu": float((k + j) % 3)}
+                timeout = 0.05 if j % 5 == 0 else None
+                with (
+                    contextlib.suppress(TimeoutError),
+                    governor.admit_sync(f"w{k}", demand=demand, timeout=timeout),
+                ):
+                    pass
+        except BaseException as exc:  # reported below: a thread's exception would be lost
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures and not any(t.is_alive() for t in threads)
+    assert governor.status().running == () and governor.status().waiting == ()
+    assert not over(peak_in_use(events, machine), machine)
+    assert judged_safe(governor)
