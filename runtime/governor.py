@@ -131,6 +131,8 @@ class Governor(Governed):
         self._free = list(self.capacity)
         self._names: dict[str, int] = {}
         self._seq = 0
+        # the free capacity and the last ready position of an event that admitted nothing
+        self._quiet: tuple[tuple[float, ...], int] | None = None
         self._admissions = Admissions()  # by ready order: how many later calls overtook a waiting one
         self._counts = [0, 0]  # admitted, released
         self._t0: float | None = None
@@ -430,10 +432,16 @@ class Governor(Governed):
         if not self._ready:
             return []
         order, strict = self._candidates(now)
+        quiet, self._quiet = self._quiet, None
+        if quiet is not None and quiet[0] == tuple(self._free) and isinstance(self.policy, ReadyOrder):
+            # nothing fitted this free capacity at the last event and no call has left the queue
+            # since: only the calls ready since can fit now (so a burst costs each call one check)
+            order = [] if strict else [c for c in order if c.seq > quiet[1]]
         fit = {
             order[p] for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
         }
         if not fit:
+            self._quiet = (tuple(self._free), self._seq)
             return []
         woken: list[Call] = []
         older: list[Call] = []  # calls ready before the current one that stay waiting
@@ -476,6 +484,7 @@ class Governor(Governed):
     def _withdraw(self, call: Call, now: float, why: str) -> None:
         if call in self._ready:
             self._ready.remove(call)
+            self._quiet = None  # the call that blocked the others may be gone
         call.state, call.ended_at, call.error = "withdrawn", now, why
         self._emit("withdrawn", call, now, error=why)
         self._unblock(call, now)

@@ -446,3 +446,108 @@ def test_one_release_admits_at_most_bypass_calls_past_a_waiting_one(bypass: int)
 
     running = asyncio.run(main())
     assert running == sorted(["first", *["small", "small#2", "small#3", "small#4"][:bypass]])
+
+
+def test_leases_and_events_can_be_kept_in_sets() -> None:
+    governor = Governor(BOX)
+    seen: list[GovernorEvent] = []
+    governor.subscribe(seen.append)
+    leases = {
+        governor.acquire_blocking("a", demand={"memory_mb": 1}),
+        governor.acquire_blocking("a", demand={}),
+    }
+    assert {lease.id for lease in leases} == {"a", "a#2"}
+    for lease in leases:
+        governor.release(lease, usage={"memory_mb": 0})
+    assert len(set(seen)) == len(seen) == 6
+
+
+def test_threads_hammering_one_governor_never_overflow_it() -> None:
+    from governor_helpers import over, peak_in_use
+
+    machine = Machine(name="one", capacity={"memory_mb": 1000.0, "cpu": 2.0})
+    governor = Governor(machine, bypass=3)
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    failures: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            for j in range(60):
+                demand = {"memory_mb": float((k * 7 + j * 13) % 1200), "cpu": float((k + j) % 3)}
+                timeout = 0.05 if j % 5 == 0 else None
+                with (
+                    contextlib.suppress(TimeoutError),
+                    governor.admit_sync(f"w{k}", demand=demand, timeout=timeout),
+                ):
+                    pass
+        except BaseException as exc:  # reported below: a thread's exception would be lost
+            failures.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures and not any(t.is_alive() for t in threads)
+    assert governor.status().running == () and governor.status().waiting == ()
+    assert not over(peak_in_use(events, machine), machine)
+    assert judged_safe(governor)
+
+
+def test_releasing_a_waiting_call_withdraws_it_and_its_waiter_hears_why() -> None:
+    governor = Governor(BOX)
+    held = governor.acquire_blocking("held", demand={"memory_mb": 4096})
+
+    async def main() -> None:
+        waiting = asyncio.create_task(governor.acquire("late", demand={"memory_mb": 10}))
+        await asyncio.sleep(0.01)
+        (lease,) = governor.status().waiting
+        governor.release(lease, outcome="expired")
+        with pytest.raises(
+            GovernorError, match=r"'late' was withdrawn while it waited \(released while waiting"
+        ):
+            await asyncio.wait_for(waiting, 1)
+
+    asyncio.run(main())
+    thread_error: list[BaseException] = []
+
+    def blocked() -> None:
+        try:
+            governor.acquire_blocking("later", demand={"memory_mb": 10})
+        except GovernorError as exc:
+            thread_error.append(exc)
+
+    thread = threading.Thread(target=blocked)
+    thread.start()
+    while not governor.status().waiting:
+        threading.Event().wait(0.001)
+    governor.release(governor.status().waiting[0])
+    thread.join(5)
+    assert len(thread_error) == 1 and "withdrawn" in str(thread_error[0])
+    governor.release(held)
+    assert {s.id: s.status for s in governor.trace().steps} == {
+        "held": "ok",
+        "late": "skipped",
+        "later": "skipped",
+    }
+
+
+class Broken:
+    def __call__(self, now, ready, running, free):  # type: ignore[no-untyped-def]
+        raise RuntimeError("policy bug")
+
+
+def test_a_policy_that_raises_is_logged_and_the_ready_order_used(caplog: pytest.LogCaptureFixture) -> None:
+    governor = Governor(BOX, policy=Broken())  # type: ignore[arg-type]
+    first = governor.acquire_blocking("a", demand={"memory_mb": 4000})
+    done = threading.Thread(
+        target=lambda: governor.release(governor.acquire_blocking("b", demand={"memory_mb": 4000}))
+    )
+    done.start()
+    while not governor.status().waiting:
+        threading.Event().wait(0.001)
+    governor.release(first)
+    done.join(5)
+    assert not done.is_alive()
+    assert "policy Broken raised" in caplog.text
