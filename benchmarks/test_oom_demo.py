@@ -30,10 +30,11 @@ def outcomes() -> dict[str, Outcome]:
     return {o.strategy: o for o in found}
 
 
+@pytest.mark.parametrize("strategy", ["governor", "GovernedToolNode"])
 def test_the_governor_never_overflows_and_is_within_ten_percent_of_hindsight(
-    outcomes: dict[str, Outcome],
+    outcomes: dict[str, Outcome], strategy: str
 ) -> None:
-    governed = outcomes["governor"]
+    governed = outcomes[strategy]
     assert (governed.kills, governed.failed) == (0, 0)
     assert governed.peak_mb <= CAPACITY_MB
     assert governed.declared_peak_mb <= CAPACITY_MB
