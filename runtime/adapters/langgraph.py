@@ -228,12 +228,12 @@ class GovernedTool(BaseTool):
         keywords: dict[str, Any] = self.demands.keywords(self.name, args)
         return keywords
 
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002 (Runnable.invoke's own name)
         """The wrapped tool's ``invoke``, once admitted."""
         with self.governor.admit_sync(self.name, **self._keywords(input)):
             return self.inner.invoke(input, config, **kwargs)
 
-    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:  # noqa: A002
         """The wrapped tool's ``ainvoke``, once admitted."""
         async with self.governor.admit(self.name, **self._keywords(input)):
             return await self.inner.ainvoke(input, config, **kwargs)
