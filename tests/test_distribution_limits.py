@@ -30,7 +30,7 @@ from peakopt.models import PeakoptError, Task, Workflow
 from peakopt.models.uncertainty import MAX_DRAW
 from peakopt.oracle.montecarlo import summarise_runs
 from peakopt.oracle.realised import RealisedScores
-from peakopt.oracle.scenarios import draw, values
+from peakopt.oracle.scenarios import Noise, NoiseError, draw, values
 
 #: The largest uniform the sampler draws, and the standard normal quantile there.
 U_HIGH = 1 - 2.0**-53
@@ -290,3 +290,37 @@ def test_no_figure_is_computed_from_a_non_finite_makespan(bad: float) -> None:
         summarise_runs(scores([1.0, bad, 2.0]), scenarios, "online", [1.0, 1.0, 1.0])
     with pytest.raises(PeakoptError, match="not a finite number"):
         summarise_runs(scores([1.0, 1.0, 2.0]), scenarios, "online", [1.0, bad, 1.0])
+
+
+#: A global noise replaces the tasks' own distributions: the same rule, for nominal figures.
+NOISY = [
+    ("duration", 1e308, "--noise", 0.1),
+    ("duration", 9.5e99, "--noise", 0.1),
+    ("demand", 1e308, "--noise-demand", 0.1),
+    ("demand", 9.5e99, "--noise-demand", 0.1),
+]
+
+
+@pytest.mark.parametrize(("field", "nominal", "option", "level"), NOISY)
+def test_a_noise_that_would_draw_past_the_limit_is_refused(
+    tmp_path: Path, field: str, nominal: float, option: str, level: float
+) -> None:
+    task = task_json(field, {"kind": "uniform", "spread": 0.0}, nominal)
+    del task["varies"]
+    workflow = Workflow.model_validate({"id": "w", "tasks": [task]})
+    noise = Noise(duration=level) if option == "--noise" else Noise(demand=level)
+    with pytest.raises(NoiseError, match="task 'a' under --noise"):
+        draw(workflow, 3, noise=noise)
+    assert draw(workflow, 3, noise=Noise()).lengths  # no noise: the nominal figures, whatever they are
+    path = tmp_path / "suite.json"
+    machines = [{"name": "m", "capacity": {"cpu": 2}}]
+    path.write_text(json.dumps({"machines": machines, "workflows": [workflow.model_dump(exclude_none=True)]}))
+    plans = tmp_path / "plans.jsonl"
+    plans.write_text(json.dumps({"workflow": "w", "machine": "m", "starts": {"a": 0}}) + "\n")
+    for args in (
+        ("stress", str(path), "-m", "admission", "--jobs", "1", "--db", str(tmp_path / "r.sqlite")),
+        ("score", str(path), "-s", str(plans), "--execute", "order"),
+    ):
+        code, _, err = run(*args, "--samples", "3", option, str(level))
+        errors = [line for line in err.splitlines() if line.startswith("Error:")]
+        assert code == 1 and len(errors) == 1 and "task 'a'" in errors[0] and "Traceback" not in err, err
