@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, model_validator
 
 from peakopt.models.base import FROZEN, Cached, Demand, NonNegative
-from peakopt.models.uncertainty import Varies
+from peakopt.models.uncertainty import Varies, check_draws
 
 __all__ = ["FROZEN", "REFERENCE", "Cached", "Demand", "NonNegative", "Segment", "Task", "references"]
 
@@ -101,6 +101,9 @@ class Task(Cached):
             if pred in seen:
                 raise ValueError(f"lists predecessor {pred!r} twice")
             seen.add(pred)
+        if self.varies is not None:
+            peak = max((a for s in self.segments for a in s.demand.values()), default=0.0)
+            check_draws(self.varies, self.length, peak)
         return self
 
     @cached_property

@@ -19,6 +19,14 @@ multipliers of every nominal demand of the task (``p50: 1.0`` is the nominal dem
 task demands several resources in different units; one multiplier scales them together. A
 ``uniform`` spread is relative to the nominal value in both cases.
 
+What can be drawn is bounded: the sampler draws uniforms in ``[2**-54, 1 - 2**-53]``
+(:func:`peakopt.oracle.scenarios.uniforms`), so a distribution's largest draw is its quantile at
+``1 - 2**-53`` (:data:`U_HIGH`), finite for every kind. A task is refused when that largest draw,
+for the nominal values it varies, exceeds :data:`MAX_DRAW`: its duration in seconds, its demand
+multiplier, or the multiplier times the task's largest nominal demand. Then every realised
+workflow of fewer than 10**8 tasks has a finite total run time, its makespans, means, variances
+and gaps are finite floats, and no figure is computed from an overflow.
+
 Pure Python: ``peakopt validate`` reads these models and must not load NumPy. The vectorised
 draws live in :mod:`peakopt.oracle.scenarios`.
 """
@@ -26,6 +34,7 @@ draws live in :mod:`peakopt.oracle.scenarios`.
 from __future__ import annotations
 
 import math
+import sys
 from functools import cached_property
 from typing import Annotated, Literal
 
@@ -39,6 +48,37 @@ Z90 = 1.2815515655446004
 _SLACK = 1e-12
 #: Bisection steps of the triangular fit: the mode's position to 2**-60.
 _STEPS = 60
+#: The largest value a draw may take: a duration in seconds, a demand multiplier, a realised
+#: demand (see the module docstring). Far beyond any run time (3e92 years), and small enough that
+#: sums over 10**8 tasks and squares of sums (variances) stay finite floats.
+MAX_DRAW = 1e100
+#: The largest uniform the sampler draws: every quantile is finite there.
+U_HIGH = 1 - 2.0**-53
+#: The standard normal's quantile at :data:`U_HIGH` (``scipy.special.ndtri(U_HIGH)``, pure Python here).
+Z_HIGH = 8.209536151601387
+
+
+def _beyond(top: float) -> str:
+    return "values past the largest float" if not math.isfinite(top) else f"{top:.3g}"
+
+
+def drawable(top: float, what: str) -> None:
+    """Refuse a largest draw ``top`` above :data:`MAX_DRAW` (or not a number).
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` was drawn, the largest draw and the rule.
+    """
+    if not top <= MAX_DRAW:
+        raise ValueError(
+            f"{what} can draw {_beyond(top)}, above {MAX_DRAW:g}, the largest value a draw may take "
+            "(its quantile at the sampler's largest uniform, 1 - 2**-53; see docs/uncertainty.md)"
+        )
+
+
+def _largest(value: float) -> float:
+    return value if math.isfinite(value) else math.inf
 
 
 class Uniform(Cached):
@@ -58,6 +98,10 @@ class Uniform(Cached):
     def support(self, nominal: float) -> tuple[float, float]:
         """The smallest and largest value a draw can take, for a nominal value."""
         return nominal * (1 - self.spread), nominal * (1 + self.spread)
+
+    def largest(self, nominal: float) -> float:
+        """The largest value the sampler can draw, for a nominal value."""
+        return _largest(nominal * (1 + self.spread))
 
 
 class _Percentiles(Cached):
@@ -130,7 +174,12 @@ class Triangular(_Percentiles):
                     f"the triangular distribution with p10={self.p10:g}, p50={self.p50:g}, "
                     f"p90={self.p90:g} starts below 0 (at {low:.3g}); a value cannot be negative"
                 )
+        drawable(self.largest(1.0), f"the triangular distribution with p90={self.p90:g}")
         return self
+
+    def largest(self, nominal: float) -> float:
+        """The fitted triangle's upper end."""
+        return _largest(self.fit[2])
 
     @cached_property
     def fit(self) -> tuple[float, float, float]:
@@ -178,7 +227,19 @@ class Lognormal(_Percentiles):
     def _positive(self) -> Lognormal:
         if self.p10 <= 0:
             raise ValueError(f"needs p10 > 0 (a lognormal is positive), got p10={self.p10:g}")
+        drawable(
+            self.largest(1.0),
+            f"the lognormal distribution with p10={self.p10:g}, p50={self.p50:g}, p90={self.p90:g}",
+        )
         return self
+
+    def largest(self, nominal: float) -> float:
+        """Its quantile at :data:`U_HIGH`, as the sampler computes it (inf past the float range)."""
+        ratio = self.p90 / self.p10
+        # sigma in logs where p90 / p10 overflows (p10 subnormal): too wide to draw finitely anyway
+        spread = self.sigma if math.isfinite(ratio) else (math.log(self.p90) - math.log(self.p10)) / (2 * Z90)
+        top = self.mu + spread * Z_HIGH
+        return math.exp(top) if top < math.log(sys.float_info.max) else math.inf
 
     @property
     def mu(self) -> float:
@@ -212,6 +273,15 @@ class Empirical(Cached):
     def support(self, nominal: float) -> tuple[float, float]:
         """The smallest and largest sample."""
         return min(self.samples), max(self.samples)
+
+    def largest(self, nominal: float) -> float:
+        """The largest sample."""
+        return max(self.samples)
+
+    @model_validator(mode="after")
+    def _drawable(self) -> Empirical:
+        drawable(self.largest(1.0), "the empirical distribution")
+        return self
 
 
 #: One of the distributions, told apart by ``kind``.
@@ -248,3 +318,29 @@ class Varies(Cached):
 def is_fixed(distribution: Distribution | None) -> bool:
     """Whether every draw of ``distribution`` is the nominal value (none, or a spread of 0)."""
     return distribution is None or (isinstance(distribution, Uniform) and distribution.spread == 0)
+
+
+def check_draws(varies: Varies, length: float, peak: float) -> None:
+    """Refuse a task's ``varies`` whose largest draw exceeds :data:`MAX_DRAW` (the module's rule).
+
+    Parameters
+    ----------
+    varies
+        The task's distributions.
+    length
+        Its nominal run time in seconds (what a ``uniform`` duration is relative to).
+    peak
+        Its largest nominal demand (what a demand multiplier scales).
+
+    Raises
+    ------
+    ValueError
+        Naming the field, the largest draw and the rule.
+    """
+    duration, demand = varies.duration, varies.demand
+    if duration is not None and not is_fixed(duration):
+        drawable(duration.largest(length), f"'varies.duration' ({duration.kind}, nominal {length:g} s)")
+    if demand is not None and not is_fixed(demand):
+        multiplier = demand.largest(1.0)
+        drawable(multiplier, f"'varies.demand' ({demand.kind}, a multiplier)")
+        drawable(multiplier * peak, f"'varies.demand' ({demand.kind}) times the largest demand, {peak:g},")

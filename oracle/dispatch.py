@@ -1,11 +1,13 @@
 """Event-driven dispatching of steps under admission: the loop every online execution runs.
 
-A step joins the ready queue when its last predecessor finishes (steps released together in
-workflow order); at time 0 and at every completion a *decider* picks which ready steps start now.
-A started step holds its clamped peak demand (:func:`clamped_needs`) for its whole run, whatever
-its profile: that is what a runtime's semaphore holds, and what makes an admitted step safe
-under any realised duration. The runtime heuristics (``admission``, ``cap:K``) and the
-simulator's ``order`` and online policies all run this one loop on plain lists.
+A step joins the ready queue when its last predecessor finishes (steps that end at the same
+instant, as the judge compares times (:func:`~peakopt.oracle.instants.same_instant`), are
+released together, in workflow order, whatever float sums reached that instant); at time 0
+and at every completion a *decider* picks which ready steps start now. A started step holds
+its clamped peak demand (:func:`clamped_needs`) for its whole run, whatever its profile: that
+is what a runtime's semaphore holds, and what makes an admitted step safe under any realised
+duration. The runtime heuristics (``admission``, ``cap:K``) and the simulator's ``order`` and
+online policies all run this one loop on plain lists.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from peakopt.models import Machine, PeakoptError, Task, Workflow
 from peakopt.oracle.exact import TOLERANCE
+from peakopt.oracle.instants import same_instant
 
 #: Relative slack on capacities: a load may exceed a capacity by this fraction of it
 #: (floating-point residue of the free-capacity sums only), a tenth of the oracle's tolerance.
@@ -152,7 +155,7 @@ def dispatch(
             raise SimulationError(_stalled(name, now, [ids[j] if ids else str(j) for j in queue]))
         now = heap[0][0]
         released: list[int] = []
-        while heap and heap[0][0] <= now:
+        while heap and (heap[0][0] <= now or same_instant(heap[0][0], now)):
             task = heapq.heappop(heap)[1]
             del running[task]
             for k, amount, _ in needs[task]:

@@ -21,11 +21,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
-from peakopt.models import Machine, Workflow
+from peakopt.models import Machine, PeakoptError, Workflow
+from peakopt.oracle.exact import TOLERANCE
+from peakopt.oracle.instants import same_instant
 from peakopt.oracle.realised import Floats, RealisedScorer, RealisedScores
 from peakopt.oracle.rows import MonteCarlo
 from peakopt.oracle.scenarios import Noise, Scenarios
+
+
+class NonFiniteError(PeakoptError):
+    """A realised figure that is not a finite number: no figure is computed from it."""
 
 
 class Runner(Protocol):
@@ -98,6 +105,7 @@ def summarise_runs(
         Per scenario, the optimum of the realised workflow (None where unknown).
     """
     count = len(scores.makespan)
+    _finite(scores, optima)
     fields: dict[str, Any] = {}
     if count:
         fields = {
@@ -127,12 +135,44 @@ def _against_optima(scores: RealisedScores, optima: Sequence[float | None] | Non
         span = np.where(scores.soft_overflow, np.fmax(scores.slowed_makespan, best), scores.makespan)
         ratio = np.where(best > 0, best / span, np.where(span > 0, 0.0, 1.0))
         gap = np.where(best > 0, (span - best) / best, 0.0)
+    # at the optimum, up to float rounding, the gap is its exact floor: 0 (never -6e-18)
+    met = _same_instants(span, best, known)
+    ratio, gap = np.where(met, 1.0, ratio), np.where(met, 0.0, gap)
     safe = scores.safe & known
     return {
         "bounded": int(known.sum()),
         "efficiency": float(np.where(scores.safe, ratio, 0.0)[known].mean()),
         "gap": float(gap[safe].mean()) if safe.any() else None,
     }
+
+
+def _finite(scores: RealisedScores, optima: Sequence[float | None] | None) -> None:
+    """Refuse to compute a figure from a realised makespan, cva or optimum that is not a finite number.
+
+    Raises
+    ------
+    NonFiniteError
+        Naming the first scenario and the value.
+    """
+    named = {"makespan": scores.makespan, "avoidable cva": scores.avoidable_cva}
+    named["slowed makespan"] = np.where(scores.soft_overflow, scores.slowed_makespan, 0.0)
+    if optima is not None:
+        named["optimum"] = np.array([0.0 if o is None else o for o in optima], dtype=float)
+    for name, values in named.items():
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            k = int(bad[0])
+            raise NonFiniteError(f"the {name} of scenario {k} is {values[k]!r}, not a finite number")
+
+
+def _same_instants(span: Floats, best: Floats, known: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Per scenario, whether the makespan is the optimum itself for the judge (:func:`same_instant`)."""
+    with np.errstate(invalid="ignore"):
+        near = known & (np.abs(span - best) <= 2 * TOLERANCE * np.fmax(np.abs(span), np.abs(best)))
+    met = np.zeros(len(span), dtype=bool)
+    for k in np.flatnonzero(near):  # a few: the float test settles the rest
+        met[k] = same_instant(float(span[k]), float(best[k]))
+    return met
 
 
 def monte_carlo(

@@ -16,6 +16,7 @@ from itertools import takewhile
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.models.workflow import topological_order
 from peakopt.oracle.dispatch import Decider, Need, SimulationError, admitted, constrained, peak_needs
+from peakopt.oracle.instants import tied
 from peakopt.oracle.online import OnlinePolicy
 
 
@@ -26,9 +27,10 @@ def plan_sequence(workflow: Workflow, plan: Schedule) -> list[int]:
     predecessors are listed), so that a plan breaking a dependency cannot make a step wait for
     a successor; for a dependency-valid plan it is the plan sorted by start. Ties go by
     topological rank (the workflow order wherever that is topological), so a zero-length step
-    comes before a successor planned at the same instant.
+    comes before a successor planned at the same instant (the same for the judge:
+    :func:`~peakopt.oracle.instants.tied`).
     """
-    starts = planned_starts(workflow, plan)
+    starts = tied(planned_starts(workflow, plan))  # starts the same instant for the judge tie
     rank = [0] * len(starts)
     for r, task in enumerate(workflow.topological_order):
         rank[task] = r

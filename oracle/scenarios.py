@@ -37,8 +37,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from peakopt.models import Segment, Task, Workflow, nominal_hash
-from peakopt.models.uncertainty import Distribution, Empirical, Lognormal, Triangular, Uniform, is_fixed
+from peakopt.models import PeakoptError, Segment, Task, Varies, Workflow, nominal_hash
+from peakopt.models.uncertainty import (
+    U_HIGH,
+    Distribution,
+    Empirical,
+    Lognormal,
+    Triangular,
+    Uniform,
+    check_draws,
+    is_fixed,
+)
 from peakopt.oracle.exact import digits
 
 Floats = npt.NDArray[np.float64]
@@ -47,6 +56,10 @@ Floats = npt.NDArray[np.float64]
 TIME_PLACES = (3, 6)
 #: Decimal places of a demand multiplier (0.1 %).
 SCALE_PLACES = 3
+
+
+class NoiseError(PeakoptError):
+    """A global noise under which a task's draws would exceed the largest value a draw may take."""
 
 
 @dataclass(frozen=True)
@@ -157,14 +170,15 @@ def stream_seed(workflow: Workflow, seed: int) -> list[int]:
 
 
 def uniforms(workflow: Workflow, count: int, seed: int = 0) -> Floats:
-    """``count × 2 × tasks`` uniforms in (0, 1), sample after sample: row k is scenario k's.
+    """``count × 2 × tasks`` uniforms in [2**-54, 1 - 2**-53], sample after sample: row k is scenario k's.
 
     ``[:, 0]`` drive the durations, ``[:, 1]`` the demands.
     """
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(stream_seed(workflow, seed))))
     # numpy fills C order from the stream, so the first k rows never depend on count; the
-    # half-step keeps every value strictly inside (0, 1), where every inverse CDF is finite
-    return rng.random((count, 2, len(workflow.tasks))) + 2.0**-54
+    # half-step lifts 0 off 0, and the clamp keeps the top value (1 - 2**-53, which the half-step
+    # rounds up to 1.0) below 1: every value in [2**-54, U_HIGH], where every inverse CDF is finite
+    return np.minimum(rng.random((count, 2, len(workflow.tasks))) + 2.0**-54, U_HIGH)
 
 
 def values(distribution: Distribution, nominal: float, u: Floats) -> Floats:
@@ -209,6 +223,8 @@ def draw(workflow: Workflow, count: int, *, seed: int = 0, noise: Noise | None =
     """
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
+    if noise is not None:
+        _noise_drawable(workflow, noise)
     u = uniforms(workflow, count, seed)
     places = time_places(workflow)
     lengths = np.empty((count, len(workflow.tasks)))
@@ -222,6 +238,24 @@ def draw(workflow: Workflow, count: int, *, seed: int = 0, noise: Noise | None =
         if demand is not None and not is_fixed(demand):
             scales[:, i] = values(demand, 1.0, u[:, 1, i]).round(SCALE_PLACES)
     return Scenarios(workflow, _rows(np.maximum(lengths, 0.0)), _rows(scales), seed, noise, places)
+
+
+def _noise_drawable(workflow: Workflow, noise: Noise) -> None:
+    """The model's rule for the tasks' own distributions, for the global noise that replaces them.
+
+    Raises
+    ------
+    NoiseError
+        Naming the first task whose largest draw under ``noise`` exceeds the largest value a
+        draw may take (:data:`~peakopt.models.uncertainty.MAX_DRAW`).
+    """
+    for task in workflow.tasks:
+        duration, demand = _distributions(task, noise)
+        peak = max((a for s in task.segments for a in s.demand.values()), default=0.0)
+        try:
+            check_draws(Varies(duration=duration, demand=demand), task.length, peak)
+        except ValueError as exc:
+            raise NoiseError(f"workflow {workflow.id!r} task {task.id!r} under --noise: {exc}") from None
 
 
 def _rows(matrix: Floats) -> tuple[tuple[float, ...], ...]:

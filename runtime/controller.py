@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.oracle.dispatch import admitted, constrained, peak_needs
+from peakopt.oracle.instants import same_instant
 from peakopt.oracle.online import OnlinePolicy
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
 from peakopt.runtime.steps import Step, StepOutcome, run_step
@@ -149,8 +150,7 @@ class Controller:
                 done, _ = await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 if not done:
                     await self._replan(state)
-                for task in sorted(done, key=lambda t: (t.result().ended, self.index[running[t]])):
-                    self._finish(state, running.pop(task), task.result())
+                self._finish_together(state, running, done)
                 if state.failed and self.replan is not None and not state.stopping:
                     await self._replan(state)  # the plan's order would wait for the skipped steps
         except BaseException:
@@ -227,6 +227,26 @@ class Controller:
         # the overrun steps are expected to run longer now (their next overrun is measured from that)
         for step in overrun:
             self.planned[step] = lengths[step]
+
+    def _finish_together(
+        self,
+        state: _State,
+        running: dict[asyncio.Task[StepOutcome], str],
+        done: set[asyncio.Task[StepOutcome]],
+    ) -> None:
+        """Finish the steps reported done at once, by end.
+
+        Those whose trace ends are the same instant for the judge
+        (:func:`~peakopt.oracle.instants.same_instant`) release their successors together, in
+        workflow order, as the simulator does.
+        """
+        first, mark = None, len(state.ready)
+        for task in sorted(done, key=lambda t: (t.result().ended, self.index[running[t]])):
+            end = round(task.result().ended - state.t0, PLACES)
+            if first is None or not same_instant(end, first):
+                first, mark = end, len(state.ready)  # a later instant: its releases queue after these
+            self._finish(state, running.pop(task), task.result())
+            state.ready[mark:] = sorted(state.ready[mark:], key=self.index.__getitem__)
 
     def _finish(self, state: _State, step: str, outcome: StepOutcome) -> None:
         j = self.index[step]

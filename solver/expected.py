@@ -22,6 +22,7 @@ chosen POS still overflows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 from peakopt.models import Edge, Machine, Schedule, Workflow
 from peakopt.oracle.flows import PREFER, pos_earliest_starts, resource_flow_edges
 from peakopt.oracle.intervals import Interval, mean_interval
-from peakopt.oracle.montecarlo import monte_carlo
+from peakopt.oracle.montecarlo import NonFiniteError, monte_carlo
 from peakopt.oracle.scenarios import Scenarios
 from peakopt.oracle.simulate import Simulation
 from peakopt.solver.heuristics import run
@@ -163,6 +164,10 @@ def best_expected(
 
 
 def _mean(values: Sequence[float]) -> float:
+    """The mean makespan; refused (never ``inf`` in a record) when a makespan is not a finite number."""
+    bad = [v for v in values if not math.isfinite(v)]
+    if bad:
+        raise NonFiniteError(f"a sampled makespan is {bad[0]!r}, not a finite number: no mean is computed")
     return sum(values) / len(values) if values else 0.0
 
 

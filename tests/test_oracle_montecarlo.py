@@ -18,7 +18,8 @@ from strategies import machines, varying_workflows
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.aggregate import aggregate
-from peakopt.oracle.montecarlo import monte_carlo, run_scenarios, unscored
+from peakopt.oracle.montecarlo import monte_carlo, run_scenarios, summarise_runs, unscored
+from peakopt.oracle.realised import RealisedScores
 from peakopt.oracle.rows import ScoreRow
 from peakopt.oracle.scenarios import Noise, draw
 
@@ -133,3 +134,47 @@ def test_aggregates_average_records_and_keep_deterministic_output() -> None:
     assert plain.monte_carlo is None and "monte_carlo" not in plain.model_dump()
     assert "monte_carlo" not in ScoreRow(valid=True).model_dump_json()
     assert ScoreRow.model_validate_json(rows[0].model_dump_json()) == rows[0]
+
+
+def synthetic(makespans: Sequence[float]) -> RealisedScores:
+    """Scores of safe runs with these makespans (nothing else measured)."""
+    size, span = len(makespans), np.array(makespans, dtype=float)
+    zeros, no = np.zeros(size), np.zeros(size, dtype=bool)
+    return RealisedScores(
+        makespan=span,
+        cva=zeros,
+        avoidable_cva=zeros,
+        overflow=no,
+        dependency_violations=np.zeros(size, dtype=np.int64),
+        safe=np.ones(size, dtype=bool),
+        slowed_makespan=span,
+        soft_overflow=no,
+    )
+
+
+#: Optima that are a makespan itself for the judge, reached by other float sums or a few ulps off.
+MET = {
+    "next-up": lambda m: float(np.nextafter(m, np.inf)),
+    "next-down": lambda m: float(np.nextafter(m, -np.inf)),
+    "ulps-down": lambda m: m * (1 - 64 * 2.0**-52),
+    "ulps-up": lambda m: m * (1 + 64 * 2.0**-52),
+    "tenths": lambda m: sum([m / 10] * 10),
+}
+
+
+@pytest.mark.parametrize("magnitude", [1e-6, 0.3, 1.0, 7.3, 1e6, 1e12])
+@pytest.mark.parametrize("how", list(MET))
+def test_a_makespan_at_its_optimum_has_gap_zero_and_efficiency_one(magnitude: float, how: str) -> None:
+    workflow, _ = chain()
+    scenarios = draw(workflow, 3)
+    makespans = [magnitude, magnitude, magnitude]
+    optima = [MET[how](magnitude), magnitude, MET[how](magnitude)]
+    figures = summarise_runs(synthetic(makespans), scenarios, "online", optima)
+    assert figures.gap == 0.0 and figures.efficiency == 1.0, (figures.gap, figures.efficiency)
+
+
+@pytest.mark.parametrize("magnitude", [1e-6, 1.0, 1e12])
+def test_a_makespan_really_above_its_optimum_keeps_its_gap(magnitude: float) -> None:
+    workflow, _ = chain()
+    figures = summarise_runs(synthetic([magnitude]), draw(workflow, 1), "online", [magnitude * (1 - 1e-9)])
+    assert figures.gap == pytest.approx(1e-9, rel=1e-3) and figures.efficiency == pytest.approx(1 - 1e-9)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from peakopt.oracle.instants import tied
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.sgs import parallel_sgs, serial_sgs
 
@@ -37,7 +38,8 @@ def backward_forward(problem: Problem, start: list[float], *, serial_only: bool 
     times cheaper).
     """
     length, rank = problem.length, problem.rank
-    finish = [s + d for s, d in zip(start, length, strict=True)]
+    # ends that are the same instant for the judge tie (whatever float sums reached them)
+    finish = tied([s + d for s, d in zip(start, length, strict=True)])
     # latest finish first; on a tie a successor (higher rank) first, as the reverse needs
     back_order = sorted(range(problem.size), key=lambda j: (-finish[j], -rank[j]))
     if serial_only:
@@ -45,7 +47,7 @@ def backward_forward(problem: Problem, start: list[float], *, serial_only: bool 
     else:
         back = parallel_sgs(problem.reverse, positions(back_order))
     # in forward time a backward run [b, b + d) starts at -(b + d): sort on that
-    ends = [b + d for b, d in zip(back, length, strict=True)]
+    ends = tied([b + d for b, d in zip(back, length, strict=True)])
     order = sorted(range(problem.size), key=lambda j: (-ends[j], rank[j]))
     serial = serial_sgs(problem, order)
     if serial_only:

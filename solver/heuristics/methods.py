@@ -124,7 +124,7 @@ def _sampling(name: str, rest: str, justify: bool) -> Method:
     rule = _pick(name, rule or "lft", tuple(RULES), "rule")
 
     def starts(problem: Problem, seed: int) -> list[float]:
-        return sample(problem, RULES[rule](problem), passes, random.Random(seed), justify=justify)[0]
+        return sample(problem, rule_keys(problem, rule), passes, random.Random(seed), justify=justify)[0]
 
     return Method(name, resource_aware=True, seeded=True, scheduler=starts)
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
 from peakopt.solver.heuristics.improve import improve
-from peakopt.solver.heuristics.rules import RULES, Keys
+from peakopt.solver.heuristics.rules import RULES, Keys, rule_keys
 from peakopt.solver.heuristics.sampling import sample
 from peakopt.solver.heuristics.sgs import parallel_sgs, priority_order, serial_sgs
 
@@ -64,7 +64,7 @@ def try_passes(best: Best, pairs: Sequence[tuple[str, str]], *, justify: bool) -
         if best.proven:
             return
         if rule not in keys:
-            keys[rule] = RULES[rule](best.problem)
+            keys[rule] = rule_keys(best.problem, rule)
         start = single_pass(best.problem, scheme, keys[rule])
         if tuple(start) in seen:
             continue
@@ -97,7 +97,9 @@ def best_starts(problem: Problem, effort: str, seed: int) -> list[float]:
         try_passes(best, [pair for pair in every_rule() if pair not in FAST], justify=True)
         if not best.proven:
             best.offer(
-                *sample(problem, RULES["lft"](problem), THOROUGH_SAMPLES, random.Random(seed), justify=True)
+                *sample(
+                    problem, rule_keys(problem, "lft"), THOROUGH_SAMPLES, random.Random(seed), justify=True
+                )
             )
     return best.start
 

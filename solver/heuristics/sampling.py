@@ -83,7 +83,7 @@ def sample(
         span = problem.makespan(start)
         if justify:
             start, span = improve(problem, start)
-        if span < best_span:
+        if span < best_span - problem.eps:  # an equal makespan, up to float rounding, is no better
             best, best_span = start, span
             if span <= bound:
                 break

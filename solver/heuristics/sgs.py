@@ -12,6 +12,7 @@ from bisect import insort
 from collections.abc import Sequence
 
 from peakopt.models.workflow import topological_order
+from peakopt.oracle.instants import same_instant
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.timeline import Timeline
 
@@ -88,7 +89,7 @@ def parallel_sgs(problem: Problem, keys: Sequence[float]) -> list[float]:
     now = 0.0
     remaining = problem.size
     while remaining:
-        while pending and pending[0][0] <= now:
+        while pending and _due(pending[0][0], now):
             _, key, task = heapq.heappop(pending)
             insort(eligible, (key, task))
         waiting = []
@@ -109,9 +110,15 @@ def parallel_sgs(problem: Problem, keys: Sequence[float]) -> list[float]:
                 if not left[succ]:
                     heapq.heappush(pending, (ready[succ], keys[succ], succ))
         eligible = waiting
-        if remaining and not (pending and pending[0][0] <= now):  # else zero-length tasks released some now
+        # else zero-length tasks released some now
+        if remaining and not (pending and _due(pending[0][0], now)):
             now = _next_time(now, pending, timeline)
     return start
+
+
+def _due(ready: float, now: float) -> bool:
+    """Whether a release at ``ready`` is due at ``now``: not later, or the same instant for the judge."""
+    return ready <= now or same_instant(ready, now)
 
 
 def _next_time(now: float, pending: list[tuple[float, float, int]], timeline: Timeline) -> float:
