@@ -16,7 +16,10 @@ or not, are skipped and the others go on; with ``"stop"``, no further step start
 ones finish, and the rest are skipped. A policy with a ``skip(steps)`` method is told which steps
 a failure skipped (a plan's order then passes over them instead of waiting for steps that will
 never be ready). Cancelling the run (Ctrl-C) ends every running step's
-process tree before the cancellation goes through.
+process tree before the cancellation goes through. A controller that dies without a clean-up
+(SIGKILL, the OOM killer) takes its steps with it too: before its first subprocess it starts a
+:class:`~peakopt.runtime.reaper.Reaper`, which ends every process of the run's steps once the
+controller is gone (and, at a normal end, whatever a step left running in the background).
 
 With ``replan`` (a :class:`~peakopt.runtime.replan.Replan`), a step that runs longer than
 planned by more than its threshold makes the controller re-plan the rest around what has run
@@ -35,8 +38,9 @@ from collections.abc import Callable, Mapping
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.oracle.dispatch import admitted, constrained, peak_needs
 from peakopt.oracle.online import OnlinePolicy
+from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
-from peakopt.runtime.steps import Step, StepOutcome, run_step
+from peakopt.runtime.steps import KILL_GRACE, Step, StepOutcome, run_step
 from peakopt.runtime.trace import PLACES, OnFailure, ReplanRecord, StepRecord, Trace
 
 #: Where a step's command is found in the workflow: ``task.meta["command"]``.
@@ -137,6 +141,7 @@ class Controller:
         state = _State(self.workflow, time.monotonic(), len(self.capacity))
         state.free = list(self.capacity)
         running: dict[asyncio.Task[StepOutcome], str] = {}
+        self.reaper = Reaper(KILL_GRACE)
         try:
             while True:
                 if state.ready and not state.stopping:
@@ -158,6 +163,9 @@ class Controller:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
+        finally:
+            # after the steps: the reaper then ends only what they left running in the background
+            await asyncio.to_thread(self.reaper.close)
         return self._trace(state, wall)
 
     def _start(self, state: _State, running: dict[asyncio.Task[StepOutcome], str]) -> None:
@@ -178,7 +186,10 @@ class Controller:
             state.ready.remove(step)
             state.starts[step] = state.running[step] = now
             self.progress(f"{now:8.3f}s start {step}")
-            work = run_step(self.steps[step], measure=self.measure, interval=self.interval)
+            command = self.steps[step]
+            if not callable(command):
+                self.reaper.start()
+            work = run_step(command, measure=self.measure, interval=self.interval, reaper=self.reaper)
             running[asyncio.create_task(work)] = step
 
     def _until_overrun(self, state: _State) -> float | None:

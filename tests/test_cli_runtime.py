@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -160,6 +161,16 @@ def test_run_errors_are_one_line(tmp_path: Path) -> None:
     assert run("run", str(path), "--command", "nothing")[0] == 2
 
 
+def steps(pid: int) -> list[psutil.Process]:
+    """The processes of the steps of the controller ``pid`` (its descendants but its reaper)."""
+    found = []
+    for process in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "peakopt.runtime.reaper" not in process.cmdline():
+                found.append(process)
+    return found
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONWARNINGS": "ignore"}
 
@@ -180,10 +191,10 @@ def test_ctrl_c_kills_every_step_and_leaves_the_trace_file_as_it_was(tmp_path: P
         )
     try:
         deadline = time.monotonic() + 60
-        while len(psutil.Process(process.pid).children(recursive=True)) < 6:  # 2 shells, 4 children
+        while len(steps(process.pid)) < 6:  # 2 shells, 4 children
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
-        tree = psutil.Process(process.pid).children(recursive=True)
+        tree = steps(process.pid)
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=30) == 130, log.read_text()
     finally:
