@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -93,6 +94,37 @@ def test_profile_errors_leave_the_workflow_byte_for_byte(tmp_path: Path) -> None
     assert code == 1 and err.strip().splitlines()[-1] == (
         "Error: command 'no-such-program-y' cannot be run: No such file or directory"
     )
+
+
+#: What a profiled command prints (a shell line), and what of it must reach stderr.
+PRINTS = [
+    ("true", ""),
+    ("echo hello", "hello"),
+    ("printf '{\"id\": 1'", '{"id": 1'),  # no newline, and JSON-like
+    (f"{sys.executable} -c \"print('x' * 200000)\"", "x" * 1000),  # more than a pipe holds
+    ("printf '\\377\\000'", ""),  # bytes that are not text
+    ("echo oops >&2", "oops"),
+    ("(sleep 0.3; echo late) & echo early", "early"),  # a child that writes after the command ends
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("interval", ["0.05", "2"])
+@pytest.mark.parametrize(("line", "shown"), PRINTS, ids=[p[0][:20] for p in PRINTS])
+def test_profile_keeps_the_commands_output_out_of_its_json(interval: str, line: str, shown: str) -> None:
+    argv = ["profile", "--interval", interval, "--id", "t", "--", "sh", "-c", line]
+    done = subprocess.run(
+        [sys.executable, "-m", "peakopt.cli", *argv],
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    err = done.stderr.decode(errors="replace")
+    assert done.returncode == 0, err
+    task = json.loads(done.stdout)  # the task alone: nothing of the command's
+    assert task["id"] == "t" and task["meta"]["command"] == shlex.join(["sh", "-c", line])
+    assert shown in err
 
 
 def test_profile_usage_errors() -> None:
