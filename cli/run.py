@@ -186,6 +186,9 @@ def run_command(
         slowest = max(r.seconds for r in trace.replans)
         note(f"{plural(len(trace.replans), 're-plan')}, the slowest in {slowest * 1000:.0f} ms")
     failed = [r for r in trace.steps if r.status == "failed"]
+    if trace.error is not None:
+        skipped = sum(r.status == "skipped" for r in trace.steps)
+        raise click.ClickException(trace.error + (f"; {plural(skipped, 'step')} skipped" if skipped else ""))
     if failed:
         skipped = sum(r.status == "skipped" for r in trace.steps)
         first = failed[0]

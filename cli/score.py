@@ -33,7 +33,7 @@ from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import Record, read_records, reference_lines
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
-from peakopt.oracle.online import PolicyFactory
+from peakopt.oracle.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.references import Checked, check_references
 from peakopt.oracle.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
 from peakopt.oracle.rows import PlanRow, ScoreRow
@@ -202,7 +202,7 @@ def score(
         from peakopt.campaign.hindsight import hindsight_optima  # the solver: only when sampling
 
         optima = hindsight_optima(time_limit=BOUND_LIMIT if bound_limit is None else bound_limit, seed=seed)
-    plugin = _online_plugin(how) if ":" in how else None
+    plugin = _online_plugin(how, scope_pairs(scopes)) if ":" in how else None
     sampling = Sampling(how, samples or 0, seed, drawn, plugin, optima)
     rows = (
         score_records(answer_records(schedules), scopes, references, options, sampling) if schedules else []
@@ -273,11 +273,27 @@ def score_records(
     return rows
 
 
-def _online_plugin(spec: str) -> PolicyFactory:
-    """The online policy factory ``module:function`` names (a :class:`PluginError` if it cannot be loaded)."""
-    from peakopt.solver.heuristics.plugins import load_plugin  # here: the solver loads OR-Tools
+def _online_plugin(spec: str, pairs: Sequence[tuple[Workflow, Machine]]) -> PolicyFactory:
+    """The online policy factory ``module:function`` names, each policy it builds checked to be one.
 
-    return cast(PolicyFactory, load_plugin(spec).func)
+    It is tried once on the first of ``pairs``, so that a factory that is not one (it raises, or
+    builds no policy) is one ``Error:`` before any record, not an invalid row for each.
+
+    Raises
+    ------
+    PluginError
+        When it cannot be loaded, or the first policy it builds cannot be.
+    """
+    from peakopt.solver.heuristics.plugins import built_policy, load_plugin  # here: the solver loads OR-Tools
+
+    func = load_plugin(spec).func
+
+    def factory(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:
+        return cast(OnlinePolicy, built_policy(spec, func, workflow, machine))
+
+    for workflow, machine in pairs[:1]:
+        factory(workflow, machine)
+    return factory
 
 
 #: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.

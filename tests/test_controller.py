@@ -137,11 +137,21 @@ def test_a_raising_callable_fails_its_step() -> None:
     assert trace.steps[0].status == "failed" and trace.steps[0].error == "ValueError: no such order"
 
 
-def test_a_policy_that_picks_a_step_not_ready_or_stalls_is_an_error() -> None:
-    with pytest.raises(ControllerError, match="chose 'd'"):
-        run_workflow(FOUR, BOX, lambda now, ready, running, free: ["d"], sleepers(FOUR), name="bad")
-    with pytest.raises(ControllerError, match="bad stalled"):
-        run_workflow(FOUR, BOX, lambda now, ready, running, free: [], sleepers(FOUR), name="bad")
+def test_a_policy_that_picks_a_step_not_ready_or_stalls_fails_the_run_with_its_trace() -> None:
+    trace = run_workflow(FOUR, BOX, lambda now, ready, running, free: ["d"], sleepers(FOUR), name="bad")
+    assert trace.status == "failed" and "policy 'bad' started step 'd' at time" in (trace.error or "")
+    assert "not ready" in (trace.error or "")
+    assert all(s.status == "skipped" for s in trace.steps)
+    trace = run_workflow(FOUR, BOX, lambda now, ready, running, free: [], sleepers(FOUR), name="bad")
+    assert trace.status == "failed" and "policy 'bad' stalled" in (trace.error or "")
+    # the running steps finish: the first answer starts a, the second raises
+    answers = iter([["a"]])
+    trace = run_workflow(
+        FOUR, BOX, lambda now, ready, running, free: next(answers), sleepers(FOUR), name="bad"
+    )
+    assert [s.status for s in trace.steps] == ["ok", "skipped", "skipped", "skipped"]
+    assert "policy 'bad' raised StopIteration" in (trace.error or "")
+    assert Trace.model_validate_json(trace_json(trace)).error == trace.error
 
 
 def test_steps_without_a_command_are_named() -> None:
