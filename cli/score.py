@@ -9,7 +9,7 @@ import click
 from pydantic import BaseModel, ValidationError
 
 from peakopt.cli.cluster import progress_bar
-from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn_unconstrained
+from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn, warn_unconstrained
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import by_option, check_by
@@ -259,6 +259,8 @@ def score_records(
             score_record(r.data, scopes.of(r.data), references, mode, line=r.line, error=r.error)
             for r in records
         ]
+    if sampling.execution == "pos" and sampling.factory is None:
+        _warn_without_edges(records)
     sampler = Sampler(sampling)
     rows = []
     with progress_bar(console(), "score", "records") as bar:
@@ -271,6 +273,18 @@ def score_records(
             )
             bar.advance(task)
     return rows
+
+
+def _warn_without_edges(records: Sequence[Record]) -> None:
+    """Say how many plans ``--execute pos`` gives a partial order they do not carry."""
+    bare = sum(1 for r in records if r.data is not None and not r.data.get("edges"))
+    if bare:
+        warn(
+            f"--execute pos: {plural(bare, 'plan')} {'carries' if bare == 1 else 'carry'} no resource-flow "
+            "edges (a partial order); each "
+            "runs by the edges its starts imply (as stress --execute pos does), not as soon as its "
+            "dependencies allow"
+        )
 
 
 def _online_plugin(spec: str, pairs: Sequence[tuple[Workflow, Machine]]) -> PolicyFactory:
