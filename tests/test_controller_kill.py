@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 from peakopt.runtime.trace import load_trace
@@ -34,6 +34,8 @@ pytestmark = pytest.mark.slow
 
 #: The environment variable that marks every process of one run of the test.
 MARK = "PEAKOPT_KILL_TEST"
+#: Where a command names the run's token (replaced by each example's own).
+TOKEN = "@TOKEN@"
 #: What was in the trace file before the run (not a trace: only an unchanged file matches it).
 OLD = b"an earlier trace \x00\xff\n"
 #: How long a killed run's processes may take to be gone (the clean-up's grace is 2 s); a step
@@ -51,6 +53,9 @@ def command(kind: str, seconds: float) -> str | list[str]:
         "grandchildren": f"sh -c 'sleep {t} & sleep {t}; wait' & sleep {t}; wait",
         "setsid": f"setsid sleep {t} & sleep {t}; wait",
         "missing": ["no-such-program-peakopt", t],
+        # no environment (the marker is gone): found by its process group, and by the test by
+        # the token its shell's command line ends with
+        "clean-env": f"env -i sh -c 'sleep {t}; : {TOKEN}'",
     }[kind]
 
 
@@ -61,7 +66,7 @@ def workflows(draw: st.DrawFn) -> dict[str, Any]:
     Some steps end at once, some within the time the run may take, some would run for minutes.
     """
     n = draw(st.integers(1, 5))
-    kinds = st.sampled_from(["sleep", "argv", "children", "grandchildren", "setsid", "missing"])
+    kinds = st.sampled_from(["sleep", "argv", "children", "grandchildren", "setsid", "missing", "clean-env"])
     tasks = []
     for k in range(n):
         after = draw(st.lists(st.sampled_from([f"s{j}" for j in range(k)]), unique=True)) if k else []
@@ -79,11 +84,12 @@ def workflows(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def marked(token: str) -> list[psutil.Process]:
-    """The live processes (not zombies) whose environment holds ``MARK=token``."""
+    """The live processes (not zombies) whose environment holds ``MARK=token`` or command line ``token``."""
     found = []
     for process in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if process.environ().get(MARK) == token and process.status() != psutil.STATUS_ZOMBIE:
+            ours = process.environ().get(MARK) == token or any(token in a for a in process.cmdline())
+            if ours and process.status() != psutil.STATUS_ZOMBIE:
                 found.append(process)
     return found
 
@@ -122,17 +128,27 @@ def check_trace(path: Path, suite: dict[str, Any]) -> None:
     assert trace.status == ("ok" if all(s.status == "ok" for s in trace.steps) else "failed")
 
 
+def hard_case() -> dict[str, Any]:
+    """One workflow of every way a process escapes: a grandchild, a new session, no environment."""
+    tasks = [
+        {"id": f"s{k}", "duration": LONG, "demand": {"cpu": 0.5}, "meta": {"command": command(kind, LONG)}}
+        for k, kind in enumerate(["grandchildren", "setsid", "clean-env", "argv"])
+    ]
+    return {"machines": [{"name": "box", "capacity": {"cpu": 2}}], "workflows": [{"id": "w", "tasks": tasks}]}
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 # each example is a real run of seconds: no shrinking (a failure's example is printed as drawn)
-@settings(max_examples=4, deadline=None, database=None, phases=(Phase.generate,))
+@settings(max_examples=4, deadline=None, database=None, phases=(Phase.explicit, Phase.generate))
 @given(suite=workflows(), wait_for_steps=st.booleans(), delay=st.floats(0.0, 1.5))
+@example(suite=hard_case(), wait_for_steps=True, delay=0.5)
 def test_no_step_process_outlives_a_killed_controller(
     signum: signal.Signals, suite: dict[str, Any], wait_for_steps: bool, delay: float
 ) -> None:
     token = uuid.uuid4().hex
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "wf.json").write_text(json.dumps(suite))
+        (folder / "wf.json").write_text(json.dumps(suite).replace(TOKEN, token))
         trace = folder / "trace.json"
         trace.write_bytes(OLD)
         process = subprocess.Popen(
