@@ -136,8 +136,10 @@ def run_command(
     (a step over a capacity on its own runs alone). Each step runs its
     meta.command (a shell line or a list of arguments) or its --command. When a
     step fails, what depends on it is skipped (--on-failure stop: nothing more
-    starts) and the command exits 1 after writing the trace. Ctrl-C ends every
-    running step's processes. Progress and the oracle's verdict on the trace
+    starts) and the command exits 1 after writing the trace; so it does when
+    the policy fails (raises, answers wrongly, stalls), the fault in the trace.
+    Ctrl-C ends every running step's processes; a reaper process ends them
+    if the command dies otherwise (kill -9). Progress and the oracle's verdict on the trace
     go to stderr. With --replan, a step that overruns makes the controller
     re-plan the rest (the started steps fixed, the others from now) within
     --replan-limit; the trace records each re-plan.

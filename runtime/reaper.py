@@ -103,7 +103,8 @@ def _update(groups: set[int], lines: Iterable[bytes]) -> None:
     """Apply the complete ``lines`` (``+PGID``, ``-PGID``) to the listed ``groups``."""
     for line in lines:
         text = line.strip()
-        if text[:1] in (b"+", b"-") and text[1:].isdigit():
+        # 0 and 1 would be this process's own group and init's: never a step's
+        if text[:1] in (b"+", b"-") and text[1:].isdigit() and int(text[1:]) > 1:
             (groups.add if text[:1] == b"+" else groups.discard)(int(text[1:]))
 
 
