@@ -6,7 +6,10 @@ the process tree) and turns the samples into :class:`UsagePiece` s, consecutive 
 usage whose CPU seconds add up to the run's exact total. The measurement ends when the command
 exits, not at the next sample: between samples it waits for the exit itself (a pidfd where Linux
 has one, else a short poll), so the run's duration is the command's whatever the interval. A
-descendant that outlives it is not followed (it is killed when the run is interrupted).
+descendant that outlives it is not followed (it is killed when the run is interrupted). With a
+:class:`~peakopt.runtime.reaper.Reaper` (as :func:`~peakopt.runtime.profile.profile_command`
+gives), the command runs with the reaper's marker and its group made known, so its processes
+end even if this process is killed by SIGKILL.
 
 The command's standard output goes to this process's standard error (file descriptor 2), beside
 its own standard error: what it prints is shown, and never mixes with what peakopt writes on
@@ -31,6 +34,7 @@ import psutil
 from peakopt.models import PeakoptError
 from peakopt.runtime.cgroup_v1 import CgroupV1
 from peakopt.runtime.cgroups import Cgroup, Detected, detect
+from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.tree import MIB, Sample, TreeSampler
 
 #: Where the command's standard output goes: this process's standard error.
@@ -114,9 +118,13 @@ def choose_accounting(accounting: Accounting) -> Detected:
 
 
 def measure_run(
-    argv: Sequence[str], *, interval: float = 0.05, accounting: Accounting = "auto"
+    argv: Sequence[str],
+    *,
+    interval: float = 0.05,
+    accounting: Accounting = "auto",
+    reaper: Reaper | None = None,
 ) -> MeasuredRun:
-    """Run ``argv`` (no shell) to its end, sampled every ``interval`` seconds.
+    """Run ``argv`` (no shell) to its end, sampled every ``interval`` seconds (``reaper``: see above).
 
     Raises
     ------
@@ -134,9 +142,12 @@ def measure_run(
                 stdout=OUTPUT_FD,  # never into peakopt's own standard output
                 start_new_session=True,  # its own process group: an interrupt ends all of it
                 preexec_fn=group.join if group else None,
+                env=reaper.env if reaper is not None else None,
             )
         except (FileNotFoundError, PermissionError) as exc:
             raise ProfileError(f"command {argv[0]!r} cannot be run: {exc.strerror}") from None
+        if reaper is not None:
+            reaper.watch(proc.pid)
         sampler = _CgroupSampler(group, started) if group else TreeSampler(proc.pid, started)
         samples: list[Sample] = []
         try:
@@ -144,6 +155,9 @@ def measure_run(
         except BaseException:
             kill_tree(proc.pid, [proc.pid, *(group.pids() if group else getattr(sampler, "pids", ()))])
             raise
+        finally:
+            if reaper is not None:
+                reaper.forget(proc.pid)
         seconds = time.monotonic() - started
         if group:
             cpu = group.usage_usec() / 1e6

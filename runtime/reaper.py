@@ -20,7 +20,8 @@ A controller that ends normally closes the pipe too, and waits for the reaper: a
 step left running in the background ends with the run. (A descendant that drops its
 environment, ``env -i``, and leaves its step's process group is the one it cannot find.)
 
-Run as ``python -m peakopt.runtime.reaper TOKEN GRACE`` by :class:`Reaper`.
+Run as ``python -m peakopt.runtime.reaper TOKEN GRACE`` by :class:`Reaper`. ``peakopt profile``
+starts one the same way for the runs of the command it measures.
 """
 
 from __future__ import annotations
@@ -61,17 +62,24 @@ class Reaper:
         """The environment a step runs with: this process's, and the marker."""
         return {**os.environ, self.mark: "1"}
 
-    def start(self) -> None:
-        """Start the reaper process (once; before the first step is started)."""
+    def start(self, *, ready: bool = False) -> None:
+        """Start the reaper process (once; before the first step is started).
+
+        ``ready``: return only once it is reading its pipe, so that its own start-up does not
+        run beside a command being measured (``peakopt profile``).
+        """
         if self._proc is not None:
             return
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "peakopt.runtime.reaper", self.token, repr(self.grace)],
             stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE if ready else subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
+        if ready and self._proc.stdout is not None:
+            self._proc.stdout.read(1)  # its one byte once started (nothing if it could not start)
+            self._proc.stdout.close()
 
     def _tell(self, line: str) -> None:
         # one write of a whole line: atomic on a pipe (under PIPE_BUF), so a controller killed
@@ -150,6 +158,8 @@ def reap(argv: list[str]) -> None:
     for signum in (signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     token, grace = argv[0], float(argv[1])
+    with contextlib.suppress(OSError):
+        os.write(1, b"\n")  # ready (see Reaper.start); stdout is /dev/null unless asked
     groups: set[int] = set()
     rest = b""
     while chunk := os.read(0, 65536):

@@ -127,6 +127,47 @@ def test_profile_keeps_the_commands_output_out_of_its_json(interval: str, line: 
     assert shown in err
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_killed_profile_takes_the_commands_processes_with_it(signum: signal.Signals) -> None:
+    token = f"{100 + time.time() % 1:.9f}"  # the sleeps' argument: found wherever they were reparented
+    line = f"sleep {token} & setsid sleep {token} & sleep {token}; wait"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "peakopt.cli", "profile", "--", "sh", "-c", line],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        start_new_session=True,
+    )
+
+    def sleeps() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                if p.cmdline() == ["sleep", token] and p.status() != psutil.STATUS_ZOMBIE:
+                    found.append(p)
+        return found
+
+    try:
+        deadline = time.monotonic() + 60
+        while len(sleeps()) < 3:
+            assert time.monotonic() < deadline, "the command did not start"
+            time.sleep(0.05)
+        os.kill(process.pid, signum)
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 12  # the clean-up's grace is 2 s
+        while sleeps() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = sleeps()
+        assert not left, left
+    finally:
+        for p in sleeps():
+            p.kill()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_profile_usage_errors() -> None:
     assert run("profile", "--step", "a", "--", "true")[0] == 2
     assert run("profile", "--runs", "0", "--", "true")[0] == 2
