@@ -85,7 +85,8 @@ def profile(
     over time. The task's profile is the median run's, merged into a few
     segments (cpu in cores: the segment's mean; memory_mb in MiB: its peak);
     with several runs, varies holds the spread (p10/p50/p90). meta says how it
-    was measured. Without -o, --workflow or --store the task goes to stdout. With
+    was measured. Without -o, --workflow or --store the task goes to stdout; CMD's
+    own output goes to stderr, so it never mixes with the task. With
     --workflow FILE --step ID the step is filled in place (the file is
     replaced in one step; an interrupted run leaves it as it was).
 

@@ -156,8 +156,10 @@ def run_command(
     (a step over a capacity on its own runs alone). Each step runs its
     meta.command (a shell line or a list of arguments) or its --command. When a
     step fails, what depends on it is skipped (--on-failure stop: nothing more
-    starts) and the command exits 1 after writing the trace. Ctrl-C ends every
-    running step's processes. Progress and the oracle's verdict on the trace
+    starts) and the command exits 1 after writing the trace; so it does when
+    the policy fails (raises, answers wrongly, stalls), the fault in the trace.
+    Ctrl-C ends every running step's processes; a reaper process ends them
+    if the command dies otherwise (kill -9). Progress and the oracle's verdict on the trace
     go to stderr. With --replan, a step that overruns makes the controller
     re-plan the rest (the started steps fixed, the others from now) within
     --replan-limit; the trace records each re-plan.
@@ -211,6 +213,9 @@ def run_command(
         slowest = max(r.seconds for r in trace.replans)
         note(f"{plural(len(trace.replans), 're-plan')}, the slowest in {slowest * 1000:.0f} ms")
     failed = [r for r in trace.steps if r.status == "failed"]
+    if trace.error is not None:
+        skipped = sum(r.status == "skipped" for r in trace.steps)
+        raise click.ClickException(trace.error + (f"; {plural(skipped, 'step')} skipped" if skipped else ""))
     if failed:
         skipped = sum(r.status == "skipped" for r in trace.steps)
         first = failed[0]

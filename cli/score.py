@@ -33,7 +33,7 @@ from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import Record, read_records, reference_lines
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
-from peakopt.oracle.online import PolicyFactory
+from peakopt.oracle.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.pairs import with_settings
 from peakopt.oracle.references import Checked, check_references
 from peakopt.oracle.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
@@ -203,7 +203,7 @@ def score(
         from peakopt.campaign.hindsight import hindsight_optima  # the solver: only when sampling
 
         optima = hindsight_optima(time_limit=BOUND_LIMIT if bound_limit is None else bound_limit, seed=seed)
-    plugin = _online_plugin(how) if ":" in how else None
+    plugin = _online_plugin(how, scope_pairs(scopes)) if ":" in how else None
     sampling = Sampling(how, samples or 0, seed, drawn, plugin, optima)
     rows = (
         score_records(answer_records(schedules), scopes, references, options, sampling) if schedules else []
@@ -260,6 +260,8 @@ def score_records(
             score_record(r.data, scopes.of(r.data), references, mode, line=r.line, error=r.error)
             for r in records
         ]
+    if sampling.execution == "pos" and sampling.factory is None:
+        _warn_without_edges(records)
     sampler = Sampler(sampling)
     rows = []
     with progress_bar(console(), "score", "records") as bar:
@@ -274,11 +276,39 @@ def score_records(
     return rows
 
 
-def _online_plugin(spec: str) -> PolicyFactory:
-    """The online policy factory ``module:function`` names (a :class:`PluginError` if it cannot be loaded)."""
-    from peakopt.solver.heuristics.plugins import load_plugin  # here: the solver loads OR-Tools
+def _warn_without_edges(records: Sequence[Record]) -> None:
+    """Say how many plans ``--execute pos`` gives a partial order they do not carry."""
+    bare = sum(1 for r in records if r.data is not None and not r.data.get("edges"))
+    if bare:
+        warn(
+            f"--execute pos: {plural(bare, 'plan')} {'carries' if bare == 1 else 'carry'} no resource-flow "
+            "edges (a partial order); each "
+            "runs by the edges its starts imply (as stress --execute pos does), not as soon as its "
+            "dependencies allow"
+        )
 
-    return cast(PolicyFactory, load_plugin(spec).func)
+
+def _online_plugin(spec: str, pairs: Sequence[tuple[Workflow, Machine]]) -> PolicyFactory:
+    """The online policy factory ``module:function`` names, each policy it builds checked to be one.
+
+    It is tried once on the first of ``pairs``, so that a factory that is not one (it raises, or
+    builds no policy) is one ``Error:`` before any record, not an invalid row for each.
+
+    Raises
+    ------
+    PluginError
+        When it cannot be loaded, or the first policy it builds cannot be.
+    """
+    from peakopt.solver.heuristics.plugins import built_policy, load_plugin  # here: the solver loads OR-Tools
+
+    func = load_plugin(spec).func
+
+    def factory(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:
+        return cast(OnlinePolicy, built_policy(spec, func, workflow, machine))
+
+    for workflow, machine in pairs[:1]:
+        factory(workflow, machine)
+    return factory
 
 
 #: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.

@@ -123,7 +123,12 @@ def online_decider(
         current.update(zip(resources, free, strict=True))
         ready = [ids[j] for j in queue]
         try:
-            answer: list[object] = list(policy(now, ready, {ids[j]: s for j, s in running.items()}, current))
+            given = policy(now, ready, {ids[j]: s for j, s in running.items()}, current)
+            if given is None or isinstance(given, str | bytes) or not isinstance(given, Iterable):
+                # a bare id would be read as its characters
+                shown = "None" if given is None else f"{type(given).__name__} {given!r}"[:80]
+                raise SimulationError(f"{name} returned {shown} at time {now:g}, not an iterable of step ids")
+            answer: list[object] = list(given)
         except SimulationError:
             raise
         except Exception as exc:

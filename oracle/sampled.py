@@ -4,7 +4,11 @@ What ``peakopt score --execute POLICY --samples N`` does to each record:
 
 - its *plan* is the record's schedule as given (its starts, or its requested delays turned
   into starts at nominal durations, :func:`plan_of`), with the resource-flow ``edges`` it may
-  carry (a robust reference's);
+  carry (a robust reference's); under ``pos``, a plan without edges (a ``solve`` reference
+  carries ``"edges": []``) is the partial-order schedule of the edges its starts imply
+  (:func:`~peakopt.oracle.flows.resource_flow_edges`, as ``stress --execute pos`` does), not
+  its dependencies alone (which would run it as soon as possible, resources ignored); a plan
+  whose starts no edges make safe cannot be executed so, and its row says why;
 - the deterministic row is the oracle's verdict on the plan *executed at nominal durations*:
   for ``literal`` and ``enforced`` that is the replay of :mod:`peakopt.oracle.replay`
   (``literal`` and ``runtime``), unchanged; for ``order``, ``pos`` and an online policy, the
@@ -22,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from peakopt.models import Edge, Machine, PeakoptError, Schedule, Suite, Workflow
+from peakopt.oracle.dispatch import SimulationError
+from peakopt.oracle.flows import resource_flow_edges
 from peakopt.oracle.montecarlo import monte_carlo, unscored
 from peakopt.oracle.online import PolicyFactory
 from peakopt.oracle.realised import RealisedScorer
@@ -107,6 +113,8 @@ class Sampler:
             return Simulation(workflow, machine, factory=s.factory, name=f"policy {s.execution!r}")
         if s.execution not in EXECUTIONS:
             raise ValueError(f"unknown execution {s.execution!r}")
+        if s.execution == "pos" and plan is not None and not plan.edges:
+            plan = with_implied_edges(workflow, machine, plan)
         return Simulation(workflow, machine, s.execution, plan)
 
     def optima(self, workflow: Workflow, machine: Machine) -> Sequence[float | None] | None:
@@ -143,6 +151,23 @@ class Sampler:
         """The figures of a record that cannot run (see :func:`~peakopt.oracle.montecarlo.unscored`)."""
         s = self.sampling
         return unscored(s.execution, s.samples, s.seed, s.noise, message)
+
+
+def with_implied_edges(workflow: Workflow, machine: Machine, plan: Schedule) -> Schedule:
+    """``plan`` with the resource-flow edges its starts imply: a partial-order schedule to execute by ``pos``.
+
+    Raises
+    ------
+    SimulationError
+        When no edges make its starts safe (a dependency broken, a capacity overflowed).
+    """
+    try:
+        edges = resource_flow_edges(workflow, machine, plan.starts)
+    except ValueError as exc:
+        raise SimulationError(
+            f"the plan carries no resource-flow edges and its starts imply none that are safe ({exc})"
+        ) from None
+    return plan.model_copy(update={"edges": edges})
 
 
 def read_edges(record: Mapping[str, Any]) -> tuple[Edge, ...] | Violation:

@@ -10,13 +10,22 @@ whatever the policy says; a step over a capacity on its own is clamped to it and
 on that resource. Steps the guard holds back stay ready for the next event. ``guard=False``
 trusts the policy (to measure what an unguarded runtime does).
 
+The policy is asked, and its answer checked, as the simulator does
+(:func:`peakopt.oracle.policies.online_decider`). A policy that raises, answers something that
+is not a list of ready step ids, or stalls (nothing runs, steps are ready and it starts none)
+is a **fault**: no further step starts, the running ones finish, the rest are skipped, and the
+trace (status ``failed``) records it in ``error``.
+
 A failing step (non-zero exit, a signal, an exception) is recorded; then, with
 ``on_failure="continue"`` (the default, like ``make -k``), the steps that depend on it, directly
 or not, are skipped and the others go on; with ``"stop"``, no further step starts, the running
 ones finish, and the rest are skipped. A policy with a ``skip(steps)`` method is told which steps
 a failure skipped (a plan's order then passes over them instead of waiting for steps that will
 never be ready). Cancelling the run (Ctrl-C) ends every running step's
-process tree before the cancellation goes through.
+process tree before the cancellation goes through. A controller that dies without a clean-up
+(SIGKILL, the OOM killer) takes its steps with it too: before its first subprocess it starts a
+:class:`~peakopt.runtime.reaper.Reaper`, which ends every process of the run's steps once the
+controller is gone (and, at a normal end, whatever a step left running in the background).
 
 With ``replan`` (a :class:`~peakopt.runtime.replan.Replan`), a step that runs longer than
 planned by more than its threshold makes the controller re-plan the rest around what has run
@@ -33,11 +42,13 @@ import time
 from collections.abc import Callable, Mapping
 
 from peakopt.models import Machine, PeakoptError, Workflow
-from peakopt.oracle.dispatch import admitted, constrained, peak_needs
+from peakopt.oracle.dispatch import Decider, SimulationError, admitted, constrained, peak_needs
 from peakopt.oracle.instants import same_instant
 from peakopt.oracle.online import OnlinePolicy
+from peakopt.oracle.policies import online_decider
+from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
-from peakopt.runtime.steps import Step, StepOutcome, run_step
+from peakopt.runtime.steps import KILL_GRACE, Step, StepOutcome, run_step
 from peakopt.runtime.trace import PLACES, OnFailure, ReplanRecord, StepRecord, Trace
 
 #: Where a step's command is found in the workflow: ``task.meta["command"]``.
@@ -45,7 +56,7 @@ COMMAND_KEY = "command"
 
 
 class ControllerError(PeakoptError):
-    """A run that cannot be controlled: a step without a command, a policy that picks wrongly or stalls."""
+    """A run that cannot be controlled: a step without a command, a planned policy without a plan."""
 
 
 def commands(workflow: Workflow, given: Mapping[str, Step] | None = None) -> dict[str, Step]:
@@ -131,6 +142,7 @@ class Controller:
         # the run time each step is expected to take: declared, until a re-plan assumes longer
         self.planned = {t.id: t.length for t in workflow.tasks}
         self.replans: list[ReplanRecord] = []
+        self._asked: tuple[OnlinePolicy, Decider] | None = None
 
     async def run(self) -> Trace:
         """Run every step (see the module docstring); cancelling ends the running steps' processes first."""
@@ -138,13 +150,14 @@ class Controller:
         state = _State(self.workflow, time.monotonic(), len(self.capacity))
         state.free = list(self.capacity)
         running: dict[asyncio.Task[StepOutcome], str] = {}
+        self.reaper = Reaper(KILL_GRACE)
         try:
             while True:
                 if state.ready and not state.stopping:
                     self._start(state, running)
                 if not running:
                     if state.ready and not state.stopping:
-                        raise ControllerError(self._stalled(state))
+                        self._fault(state, self._stalled(state))
                     break
                 timeout = self._until_overrun(state)
                 done, _ = await asyncio.wait(running, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -158,17 +171,29 @@ class Controller:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
+        finally:
+            # after the steps: the reaper then ends only what they left running in the background
+            await asyncio.to_thread(self.reaper.close)
         return self._trace(state, wall)
+
+    def _decider(self) -> Decider:
+        """The current policy asked as the simulator asks it (its answer checked the same way)."""
+        if self._asked is None or self._asked[0] is not self.policy:  # a re-plan changes the policy
+            decide = online_decider(
+                self.policy, f"policy {self.name!r}", self.workflow, self.machine, self.resources
+            )
+            self._asked = (self.policy, decide)
+        return self._asked[1]
 
     def _start(self, state: _State, running: dict[asyncio.Task[StepOutcome], str]) -> None:
         now = time.monotonic() - state.t0
-        ready = tuple(state.ready)
-        free = dict(zip(self.resources, state.free, strict=True))
-        chosen = list(self.policy(now, ready, dict(state.running), free))
-        for step in chosen:
-            if step not in state.ready or chosen.count(step) > 1:
-                raise ControllerError(f"policy {self.name} chose {step!r} at {now:.3f}s, which is not ready")
-        positions = [self.index[s] for s in chosen]
+        queue = [self.index[s] for s in state.ready]
+        holding = {self.index[s]: at for s, at in state.running.items()}
+        try:
+            positions = list(self._decider()(now, queue, holding, list(state.free)))
+        except SimulationError as exc:  # the policy raised or answered wrongly: no more starts
+            self._fault(state, str(exc))
+            return
         if self.guard:
             positions = admitted(positions, self.needs, state.free, strict=False)
         for j in positions:
@@ -178,7 +203,10 @@ class Controller:
             state.ready.remove(step)
             state.starts[step] = state.running[step] = now
             self.progress(f"{now:8.3f}s start {step}")
-            work = run_step(self.steps[step], measure=self.measure, interval=self.interval)
+            command = self.steps[step]
+            if not callable(command):
+                self.reaper.start()
+            work = run_step(command, measure=self.measure, interval=self.interval, reaper=self.reaper)
             running[asyncio.create_task(work)] = step
 
     def _until_overrun(self, state: _State) -> float | None:
@@ -286,7 +314,12 @@ class Controller:
 
     def _stalled(self, state: _State) -> str:
         listed = ", ".join(repr(s) for s in state.ready[:5]) + (" ..." if len(state.ready) > 5 else "")
-        return f"policy {self.name} stalled: nothing runs, steps {listed} are ready and it started none"
+        return f"policy {self.name!r} stalled: nothing runs, steps {listed} are ready and it started none"
+
+    def _fault(self, state: _State, message: str) -> None:
+        """The policy failed: start nothing more (the running steps finish); the trace records why."""
+        state.fault, state.stopping = message, True
+        self.progress(f"{time.monotonic() - state.t0:8.3f}s {message}; no more steps start")
 
     def _trace(self, state: _State, wall: str) -> Trace:
         records = [
@@ -299,8 +332,9 @@ class Controller:
             guarded=self.guard,
             on_failure=self.on_failure,
             started_at=wall,
-            status="ok" if all(r.status == "ok" for r in records) else "failed",
+            status="ok" if all(r.status == "ok" for r in records) and state.fault is None else "failed",
             steps=tuple(records),
+            error=state.fault,
             replans=None if self.replan is None else tuple(self.replans),
         )
 
@@ -323,6 +357,7 @@ class _State:
         self.free = [0.0] * resources
         self.stopping = False
         self.failed: list[str] = []  # failed since the last re-plan
+        self.fault: str | None = None  # why the policy could not go on
 
     def skip_after(self, failed: str) -> list[str]:
         """Skip every step that depends on ``failed``, directly or not; the steps newly skipped."""

@@ -4,7 +4,16 @@
 (cgroup v2 or v1 counters where :func:`~peakopt.runtime.cgroups.detect` allows, else psutil over
 the process tree) and turns the samples into :class:`UsagePiece` s, consecutive intervals of constant
 usage whose CPU seconds add up to the run's exact total. The measurement ends when the command
-exits; a descendant that outlives it is not followed (it is killed when the run is interrupted).
+exits, not at the next sample: between samples it waits for the exit itself (a pidfd where Linux
+has one, else a short poll), so the run's duration is the command's whatever the interval. A
+descendant that outlives it is not followed (it is killed when the run is interrupted). With a
+:class:`~peakopt.runtime.reaper.Reaper` (as :func:`~peakopt.runtime.profile.profile_command`
+gives), the command runs with the reaper's marker and its group made known, so its processes
+end even if this process is killed by SIGKILL.
+
+The command's standard output goes to this process's standard error (file descriptor 2), beside
+its own standard error: what it prints is shown, and never mixes with what peakopt writes on
+standard output (the task of ``peakopt profile``). Its standard input is ``/dev/null``.
 """
 
 from __future__ import annotations
@@ -12,10 +21,11 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,7 +34,13 @@ import psutil
 from peakopt.models import PeakoptError
 from peakopt.runtime.cgroup_v1 import CgroupV1
 from peakopt.runtime.cgroups import Cgroup, Detected, detect
+from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.tree import MIB, Sample, TreeSampler
+
+#: Where the command's standard output goes: this process's standard error.
+OUTPUT_FD = 2
+#: Seconds between checks for the command's exit where no pidfd can wait for it.
+POLL = 0.005
 
 #: How usage is measured: ``auto`` (cgroups, v2 or v1, where available, else psutil), or one of them.
 Accounting = Literal["auto", "cgroup", "psutil"]
@@ -102,9 +118,13 @@ def choose_accounting(accounting: Accounting) -> Detected:
 
 
 def measure_run(
-    argv: Sequence[str], *, interval: float = 0.05, accounting: Accounting = "auto"
+    argv: Sequence[str],
+    *,
+    interval: float = 0.05,
+    accounting: Accounting = "auto",
+    reaper: Reaper | None = None,
 ) -> MeasuredRun:
-    """Run ``argv`` (no shell) to its end, sampled every ``interval`` seconds.
+    """Run ``argv`` (no shell) to its end, sampled every ``interval`` seconds (``reaper``: see above).
 
     Raises
     ------
@@ -119,11 +139,15 @@ def measure_run(
             proc = subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
+                stdout=OUTPUT_FD,  # never into peakopt's own standard output
                 start_new_session=True,  # its own process group: an interrupt ends all of it
                 preexec_fn=group.join if group else None,
+                env=reaper.env if reaper is not None else None,
             )
         except (FileNotFoundError, PermissionError) as exc:
             raise ProfileError(f"command {argv[0]!r} cannot be run: {exc.strerror}") from None
+        if reaper is not None:
+            reaper.watch(proc.pid)
         sampler = _CgroupSampler(group, started) if group else TreeSampler(proc.pid, started)
         samples: list[Sample] = []
         try:
@@ -131,6 +155,9 @@ def measure_run(
         except BaseException:
             kill_tree(proc.pid, [proc.pid, *(group.pids() if group else getattr(sampler, "pids", ()))])
             raise
+        finally:
+            if reaper is not None:
+                reaper.forget(proc.pid)
         seconds = time.monotonic() - started
         if group:
             cpu = group.usage_usec() / 1e6
@@ -154,14 +181,45 @@ def _follow(
 ) -> tuple[int, resource.struct_rusage]:
     """Sample until the command exits; its exit code and the kernel's resource usage of the whole tree."""
     tick = time.monotonic()
+    with _exit_handle(proc.pid) as handle:
+        while True:
+            samples.append(sampler.sample())
+            tick += interval
+            reaped = _reap_within(proc.pid, max(0.0, tick - time.monotonic()), handle)
+            if reaped is not None:
+                status, usage = reaped
+                proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+                return code, usage
+
+
+@contextlib.contextmanager
+def _exit_handle(pid: int) -> Iterator[int | None]:
+    """A pidfd of ``pid`` (readable once it exits), or None where the system has none."""
+    try:
+        handle = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+        yield None
+        return
+    try:
+        yield handle
+    finally:
+        os.close(handle)
+
+
+def _reap_within(pid: int, timeout: float, handle: int | None) -> tuple[int, resource.struct_rusage] | None:
+    """Wait up to ``timeout`` seconds for ``pid`` to exit: its status and usage once reaped, else None."""
+    deadline = time.monotonic() + timeout
     while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = code = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-            return code, usage
-        samples.append(sampler.sample())
-        tick += interval
-        time.sleep(max(0.0, tick - time.monotonic()))
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return status, usage
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        if handle is not None:
+            select.select([handle], [], [], left)
+        else:
+            time.sleep(min(left, POLL))
 
 
 def usage_pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) -> tuple[UsagePiece, ...]:

@@ -27,6 +27,7 @@ from typing import Any
 from peakopt.models import Segment, Task
 from peakopt.models.uncertainty import Lognormal, Varies
 from peakopt.runtime.measurement import Accounting, MeasuredRun, ProfileError, choose_accounting, measure_run
+from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.segments import (
     MAX_SEGMENTS,
     MERGE_TOLERANCE,
@@ -35,6 +36,7 @@ from peakopt.runtime.segments import (
     merge_pieces,
     rounded_durations,
 )
+from peakopt.runtime.steps import KILL_GRACE
 
 #: Sampling interval in seconds, by default.
 INTERVAL = 0.05
@@ -158,13 +160,19 @@ def profile_command(
         raise ProfileError(f"needs at least 1 run, got {runs}")
     why = choose_accounting(accounting).reason
     measured = []
-    for k in range(runs):
-        run = measure_run(command, interval=interval, accounting=accounting)
-        if run.exit_code != 0:
-            raise ProfileError(
-                f"command {shlex.join(command)!r} exited with {run.exit_code} on run {k + 1} of {runs}; "
-                "a failing run is not a profile"
-            )
-        measured.append(run)
+    # the command's processes end with this one however it ends (kill -9 too): see the reaper
+    reaper = Reaper(KILL_GRACE)
+    reaper.start(ready=True)
+    try:
+        for k in range(runs):
+            run = measure_run(command, interval=interval, accounting=accounting, reaper=reaper)
+            if run.exit_code != 0:
+                raise ProfileError(
+                    f"command {shlex.join(command)!r} exited with {run.exit_code} on run {k + 1} of "
+                    f"{runs}; a failing run is not a profile"
+                )
+            measured.append(run)
+    finally:
+        reaper.close()
     name = task_id or command[0].rsplit("/", 1)[-1] or "step"
     return profile_runs(measured, name, command, tolerance=tolerance, max_segments=max_segments, why=why)

@@ -7,7 +7,12 @@ stderr goes to a temporary file, whose end is kept for the trace when it fails. 
 step's coroutine ends the step's whole process tree (:func:`terminate`): SIGTERM to its group
 and to every descendant seen (the tree is watched while it runs), SIGKILL after a grace
 period, and the coroutine waits for them before it lets the cancellation through, so no
-orphan outlives the run.
+orphan outlives the run. With a :class:`~peakopt.runtime.reaper.Reaper`, a step runs with the
+run's marker in its environment and its group is made known to the reaper, which ends what is
+left when the controller itself dies (SIGKILL, the OOM killer).
+
+A command whose program cannot be started is a failed step as the same command would be as a
+shell line: exit 127 when the program is not found, 126 when it cannot be executed.
 """
 
 from __future__ import annotations
@@ -20,9 +25,11 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 import psutil
 
+from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.trace import StepUsage
 from peakopt.runtime.tree import TreeSampler
 
@@ -37,6 +44,8 @@ Step = Command | StepFunction
 STDERR_TAIL = 2000
 #: Seconds between SIGTERM and SIGKILL when a step is cancelled.
 KILL_GRACE = 2.0
+#: The shell's exit codes for a program that is not found, and one found but not executable.
+NOT_FOUND, NOT_EXECUTABLE = 127, 126
 
 
 @dataclass(frozen=True)
@@ -113,20 +122,41 @@ async def terminate(
             process.kill()
 
 
-async def run_subprocess(command: Command, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
+async def _spawn(command: Command, err: IO[bytes], env: dict[str, str] | None) -> asyncio.subprocess.Process:
+    devnull = asyncio.subprocess.DEVNULL
+    if isinstance(command, str):
+        return await asyncio.create_subprocess_shell(
+            command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True, env=env
+        )
+    return await asyncio.create_subprocess_exec(
+        *command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True, env=env
+    )
+
+
+def _not_started(command: Sequence[str], exc: OSError) -> StepOutcome:
+    """The outcome of an argument vector whose program cannot be started (the shell's exit codes)."""
+    missing = isinstance(exc, FileNotFoundError | NotADirectoryError)
+    why = "not found" if missing else f"cannot be run ({exc.strerror or exc})"
+    return StepOutcome(
+        NOT_FOUND if missing else NOT_EXECUTABLE, time.monotonic(), error=f"{command[0]}: {why}"
+    )
+
+
+async def run_subprocess(
+    command: Command, *, measure: bool = False, interval: float = 0.1, reaper: Reaper | None = None
+) -> StepOutcome:
     """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
     # stderr goes to a file, not a pipe: a step ends when its process does, even if a daemon it
     # left behind keeps the stream open, and no pipe outlives an interrupted event loop
     with tempfile.TemporaryFile() as err:
-        devnull = asyncio.subprocess.DEVNULL
-        if isinstance(command, str):
-            proc = await asyncio.create_subprocess_shell(
-                command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True
-            )
-        else:
-            proc = await asyncio.create_subprocess_exec(
-                *command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True
-            )
+        try:
+            proc = await _spawn(command, err, reaper.env if reaper is not None else None)
+        except OSError as exc:
+            if isinstance(command, str):
+                raise  # the shell itself cannot be started: nothing a step can do about it
+            return _not_started(command, exc)
+        if reaper is not None:
+            reaper.watch(proc.pid)  # its own session: the group id is its pid
         started = time.monotonic()
         sampler = TreeSampler(proc.pid, started)
         peak = [0.0] if measure else None
@@ -141,6 +171,8 @@ async def run_subprocess(command: Command, *, measure: bool = False, interval: f
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
+            if reaper is not None and proc.returncode is not None:
+                reaper.forget(proc.pid)
         err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL))
         tail = err.read()
     ended = time.monotonic()
@@ -157,7 +189,9 @@ async def run_subprocess(command: Command, *, measure: bool = False, interval: f
     return StepOutcome(code, ended, proc.pid, usage, error)
 
 
-async def run_step(step: Step, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
+async def run_step(
+    step: Step, *, measure: bool = False, interval: float = 0.1, reaper: Reaper | None = None
+) -> StepOutcome:
     """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
     if callable(step):
         try:
@@ -167,4 +201,4 @@ async def run_step(step: Step, *, measure: bool = False, interval: float = 0.1) 
         return StepOutcome(
             0 if code is None else code, time.monotonic(), error=None if not code else f"returned {code}"
         )
-    return await run_subprocess(step, measure=measure, interval=interval)
+    return await run_subprocess(step, measure=measure, interval=interval, reaper=reaper)

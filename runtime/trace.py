@@ -137,6 +137,8 @@ class Trace(BaseModel):
 
     ``replans`` is there only for a run that could re-plan (empty when no step overran):
     traces without it, from before re-planning or from a run without it, read as they did.
+    ``error`` says why a run failed beyond its steps: its policy's fault (it raised, answered
+    what is not a list of ready steps, or stalled), after which no step started.
     """
 
     model_config = FROZEN
@@ -152,6 +154,7 @@ class Trace(BaseModel):
     status: Literal["ok", "failed"]
     steps: tuple[StepRecord, ...]
     replans: tuple[ReplanRecord, ...] | None = None
+    error: str | None = None
 
     @property
     def ran(self) -> tuple[StepRecord, ...]:

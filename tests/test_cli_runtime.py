@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -94,6 +96,78 @@ def test_profile_errors_leave_the_workflow_byte_for_byte(tmp_path: Path) -> None
     )
 
 
+#: What a profiled command prints (a shell line), and what of it must reach stderr.
+PRINTS = [
+    ("true", ""),
+    ("echo hello", "hello"),
+    ("printf '{\"id\": 1'", '{"id": 1'),  # no newline, and JSON-like
+    (f"{sys.executable} -c \"print('x' * 200000)\"", "x" * 1000),  # more than a pipe holds
+    ("printf '\\377\\000'", ""),  # bytes that are not text
+    ("echo oops >&2", "oops"),
+    ("(sleep 0.3; echo late) & echo early", "early"),  # a child that writes after the command ends
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("interval", ["0.05", "2"])
+@pytest.mark.parametrize(("line", "shown"), PRINTS, ids=[p[0][:20] for p in PRINTS])
+def test_profile_keeps_the_commands_output_out_of_its_json(interval: str, line: str, shown: str) -> None:
+    argv = ["profile", "--interval", interval, "--id", "t", "--", "sh", "-c", line]
+    done = subprocess.run(
+        [sys.executable, "-m", "peakopt.cli", *argv],
+        capture_output=True,
+        env=_env(),
+        timeout=120,
+        check=False,
+    )
+    err = done.stderr.decode(errors="replace")
+    assert done.returncode == 0, err
+    task = json.loads(done.stdout)  # the task alone: nothing of the command's
+    assert task["id"] == "t" and task["meta"]["command"] == shlex.join(["sh", "-c", line])
+    assert shown in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
+def test_a_killed_profile_takes_the_commands_processes_with_it(signum: signal.Signals) -> None:
+    token = f"{100 + time.time() % 1:.9f}"  # the sleeps' argument: found wherever they were reparented
+    line = f"sleep {token} & setsid sleep {token} & sleep {token}; wait"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "peakopt.cli", "profile", "--", "sh", "-c", line],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        start_new_session=True,
+    )
+
+    def sleeps() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                if p.cmdline() == ["sleep", token] and p.status() != psutil.STATUS_ZOMBIE:
+                    found.append(p)
+        return found
+
+    try:
+        deadline = time.monotonic() + 60
+        while len(sleeps()) < 3:
+            assert time.monotonic() < deadline, "the command did not start"
+            time.sleep(0.05)
+        os.kill(process.pid, signum)
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 12  # the clean-up's grace is 2 s
+        while sleeps() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = sleeps()
+        assert not left, left
+    finally:
+        for p in sleeps():
+            p.kill()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_profile_usage_errors() -> None:
     assert run("profile", "--step", "a", "--", "true")[0] == 2
     assert run("profile", "--runs", "0", "--", "true")[0] == 2
@@ -160,6 +234,16 @@ def test_run_errors_are_one_line(tmp_path: Path) -> None:
     assert run("run", str(path), "--command", "nothing")[0] == 2
 
 
+def steps(pid: int) -> list[psutil.Process]:
+    """The processes of the steps of the controller ``pid`` (its descendants but its reaper)."""
+    found = []
+    for process in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "peakopt.runtime.reaper" not in process.cmdline():
+                found.append(process)
+    return found
+
+
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONWARNINGS": "ignore"}
 
@@ -180,10 +264,10 @@ def test_ctrl_c_kills_every_step_and_leaves_the_trace_file_as_it_was(tmp_path: P
         )
     try:
         deadline = time.monotonic() + 60
-        while len(psutil.Process(process.pid).children(recursive=True)) < 6:  # 2 shells, 4 children
+        while len(steps(process.pid)) < 6:  # 2 shells, 4 children
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
-        tree = psutil.Process(process.pid).children(recursive=True)
+        tree = steps(process.pid)
         os.killpg(process.pid, signal.SIGINT)
         assert process.wait(timeout=30) == 130, log.read_text()
     finally:

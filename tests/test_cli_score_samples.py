@@ -270,3 +270,30 @@ def test_the_gap_to_each_scenario_s_own_optimum(tmp_path: Path) -> None:
 def test_bound_limit_needs_samples(tmp_path: Path) -> None:
     code, _, err = run("score", "bundled:refund", "-s", str(plans(tmp_path)), "--bound-limit", "2")
     assert code == 2 and "--bound-limit needs --samples" in err
+
+
+@pytest.mark.parametrize("edges", [None, []], ids=["no edges key", "empty edges"])
+@pytest.mark.parametrize("samples", [(), ("--samples", "5", "--noise", "0")], ids=["nominal", "sampled"])
+def test_pos_on_a_plan_without_a_partial_order_uses_the_one_its_starts_imply_and_says_so(
+    tmp_path: Path, edges: list[list[str]] | None, samples: tuple[str, ...]
+) -> None:
+    # a solve reference carries "edges": [], a plan may carry none: as-soon-as-possible would
+    # overlap fraud_score and history_scan (10 GiB on 8) and call the optimum unsafe
+    path = tmp_path / "plans.jsonl"
+    records: list[dict[str, object]] = [
+        {"workflow": "refund", "source": "optimum", "starts": SAFE},
+        {"workflow": "refund", "source": "overlapping", "starts": ASAP},
+    ]
+    if edges is not None:
+        for record in records:
+            record["edges"] = edges
+    write_jsonl(path, records)
+    code, out, err = run("score", "bundled:refund", "-s", str(path), "--json", "--execute", "pos", *samples)
+    assert code == 0, err
+    optimum, overlapping = jsonl(out)
+    assert optimum["valid"] and optimum["safe"] and optimum["makespan"] == pytest.approx(8.6), optimum
+    assert not overlapping["valid"] and any("resource-flow edges" in r for r in overlapping["reasons"])
+    if samples:
+        assert optimum["monte_carlo"]["safe_rate"] == 1.0
+        assert not overlapping["monte_carlo"]["scored"]
+    assert "2 plans carry no resource-flow edges" in " ".join(err.split()), err

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import psutil
 import pytest
@@ -134,11 +137,21 @@ def test_a_raising_callable_fails_its_step() -> None:
     assert trace.steps[0].status == "failed" and trace.steps[0].error == "ValueError: no such order"
 
 
-def test_a_policy_that_picks_a_step_not_ready_or_stalls_is_an_error() -> None:
-    with pytest.raises(ControllerError, match="chose 'd'"):
-        run_workflow(FOUR, BOX, lambda now, ready, running, free: ["d"], sleepers(FOUR), name="bad")
-    with pytest.raises(ControllerError, match="bad stalled"):
-        run_workflow(FOUR, BOX, lambda now, ready, running, free: [], sleepers(FOUR), name="bad")
+def test_a_policy_that_picks_a_step_not_ready_or_stalls_fails_the_run_with_its_trace() -> None:
+    trace = run_workflow(FOUR, BOX, lambda now, ready, running, free: ["d"], sleepers(FOUR), name="bad")
+    assert trace.status == "failed" and "policy 'bad' started step 'd' at time" in (trace.error or "")
+    assert "not ready" in (trace.error or "")
+    assert all(s.status == "skipped" for s in trace.steps)
+    trace = run_workflow(FOUR, BOX, lambda now, ready, running, free: [], sleepers(FOUR), name="bad")
+    assert trace.status == "failed" and "policy 'bad' stalled" in (trace.error or "")
+    # the running steps finish: the first answer starts a, the second raises
+    answers = iter([["a"]])
+    trace = run_workflow(
+        FOUR, BOX, lambda now, ready, running, free: next(answers), sleepers(FOUR), name="bad"
+    )
+    assert [s.status for s in trace.steps] == ["ok", "skipped", "skipped", "skipped"]
+    assert "policy 'bad' raised StopIteration" in (trace.error or "")
+    assert Trace.model_validate_json(trace_json(trace)).error == trace.error
 
 
 def test_steps_without_a_command_are_named() -> None:
@@ -259,20 +272,69 @@ def test_a_step_ends_with_its_process_even_if_a_child_keeps_its_stderr_open() ->
     assert trace.steps[0].status == "ok" and time.monotonic() - began < 4
 
 
-def test_a_missing_program_fails_its_step() -> None:
-    task = Task(id="a", duration=0.1, meta={"command": "no-such-program-here --flag"})
+#: Commands whose program cannot be started, as shell lines and as argument vectors: (command, exit code).
+UNSTARTABLE = [
+    ("no-such-program-here --flag", 127),
+    (["no-such-program-here", "--flag"], 127),
+    (["/no/such/directory/program"], 127),
+    ([sys.executable + "/not-a-directory"], 127),  # a path through a file
+    (["/"], 126),  # a directory
+    (["NOT-EXECUTABLE"], 126),  # a file without its x bits (made by the test)
+]
+
+
+@pytest.mark.parametrize(("command", "code"), UNSTARTABLE, ids=lambda c: str(c))
+def test_a_program_that_cannot_be_started_fails_its_step_and_the_run_goes_on(
+    command: str | list[str], code: int, tmp_path: Path
+) -> None:
+    if command == ["NOT-EXECUTABLE"]:
+        (tmp_path / "program").write_text("#!/bin/sh\n")
+        (tmp_path / "program").chmod(0o644)
+        command = [str(tmp_path / "program")]
+    tasks = (
+        Task(id="a", duration=0.1, meta={"command": command}),
+        Task(id="b", duration=0.1, depends_on=("a",), meta={"command": "true"}),
+        Task(id="c", duration=0.1, meta={"command": ["true"]}),
+    )
+    workflow = Workflow(id="w", tasks=tasks)
+    trace = run_workflow(workflow, BOX, online_policy("serial", workflow, BOX))
+    a, b, c = trace.steps
+    assert a.status == "failed" and a.exit_code == code and a.start is not None and a.end is not None
+    assert ("not found" if code == 127 else "") in (a.error or "") and a.error
+    assert (b.status, c.status, trace.status) == ("skipped", "ok", "failed")
+
+
+def test_a_process_a_step_leaves_running_ends_with_the_run() -> None:
+    seconds = f"{100 + random.random():.9f}"  # finds it wherever it was reparented to
+    line = f"sleep {seconds} > /dev/null 2>&1 & sleep 0.5"  # the step ends once its sleep runs
+    task = Task(id="a", duration=0.5, meta={"command": line})
     workflow = Workflow(id="w", tasks=(task,))
     trace = run_workflow(workflow, BOX, online_policy("asap", workflow, BOX))
-    assert trace.steps[0].exit_code == 127 and "not found" in (trace.steps[0].error or "")
+    assert trace.steps[0].status == "ok"
+    left = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if process.cmdline() == ["sleep", seconds] and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(process)
+                process.kill()
+    assert not left
 
 
 def _tree(before: frozenset[int] = frozenset()) -> list[psutil.Process]:
     """This process's descendants, but those in ``before``.
 
     A test worker has children of its own beside the steps' (multiprocessing's resource tracker,
-    left by an earlier test in the same worker, is a sleeping ``python``): they are not the run's.
+    left by an earlier test in the same worker, is a sleeping ``python``): they are not the run's;
+    nor is the run's reaper.
     """
-    return [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in before and not _reaper(p)]
+
+
+def _reaper(process: psutil.Process) -> bool:
+    """Whether ``process`` is a run's reaper (:mod:`peakopt.runtime.reaper`), not a step's."""
+    with contextlib.suppress(psutil.Error):
+        return "peakopt.runtime.reaper" in process.cmdline()
+    return False
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,25 @@ def test_the_psutil_peak_is_not_the_measuring_process_s(tmp_path: Path) -> None:
     run = measure_run(child((10, 0.3, 0)), accounting="psutil")
     assert 10 <= run.peak_mb <= 10 + INTERPRETER, run.peak_mb
     del held
+
+
+#: Sampling intervals × command durations (s): the wait must end when the command does, whatever the
+#: interval (an interval far above the duration slept past the exit: ``--interval 10 -- sleep 0.2``
+#: reported a 10 s run and took 10 s).
+INTERVALS, DURATIONS = (0.05, 0.5, 2.0, 10.0), (0.0, 0.2)
+
+
+@pytest.mark.parametrize("accounting", ACCOUNTING)
+@pytest.mark.parametrize("seconds", DURATIONS)
+@pytest.mark.parametrize("interval", INTERVALS)
+def test_the_run_lasts_as_long_as_the_command_whatever_the_interval(
+    interval: float, seconds: float, accounting: Accounting
+) -> None:
+    began = time.monotonic()
+    run = measure_run(["sleep", f"{seconds:g}"], interval=interval, accounting=accounting)
+    took = time.monotonic() - began
+    assert seconds <= run.seconds <= took, (run.seconds, took)
+    assert math.isclose(sum(p.duration for p in run.pieces), run.seconds, rel_tol=1e-9, abs_tol=1e-9)
+    # a bound, not a timing: within 1.5 s of the command however loaded the machine, so below an
+    # interval of 2 or 10 s
+    assert took < seconds + 1.5, (interval, seconds, took)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
+from typing import cast
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.dispatch import admitted
@@ -36,6 +37,7 @@ from peakopt.oracle.policies import Positional, order_policy
 from peakopt.solver.heuristics.arrays import compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, PluginError
 from peakopt.solver.heuristics.methods import parse_method
+from peakopt.solver.heuristics.plugins import built_policy
 from peakopt.solver.heuristics.rules import rule_keys
 
 #: The attribute by which a plug-in heuristic declares its online form (a ``PolicyFactory``).
@@ -129,7 +131,7 @@ def online_policy(
                 raise PluginError(
                     f"plug-in {method_name!r}: its {ONLINE_ATTRIBUTE!r} is not a policy factory"
                 )
-            return factory(workflow, machine)  # type: ignore[no-any-return]
+            return cast(OnlinePolicy, built_policy(method_name, factory, workflow, machine))
     elif method.resource_aware and machine is None:
         raise MachineNeeded(f"method {method_name!r} is resource-aware and needs a machine")
     if head == "asap":

@@ -107,6 +107,40 @@ def checked_starts(name: str, workflow: Workflow, result: object) -> dict[str, f
     return starts
 
 
+def built_policy(name: str, factory: Callable[..., Any], workflow: Workflow, machine: Machine | None) -> Any:
+    """The policy a plug-in's policy factory builds for ``workflow`` on ``machine``, checked to be callable.
+
+    Used for ``score --execute module:function`` and a plug-in heuristic's ``online`` form
+    (``run --policy``); what the policy then answers is the simulator's or the controller's to check.
+
+    Raises
+    ------
+    PluginError
+        Naming the plug-in, when the factory raises (a callable that is not a factory of
+        ``(workflow, machine)`` raises a TypeError) or returns something that is not callable.
+    """
+    try:
+        policy = factory(workflow, machine)
+    except Exception as exc:
+        raise PluginError(
+            f"plug-in {name!r}: its policy factory raised {_describe(exc)} (a policy factory takes "
+            "(workflow, machine) and returns a policy (now, ready, running, free) -> steps to start)"
+        ) from exc
+    if not callable(policy):
+        shown = "None" if policy is None else f"{type(policy).__name__} {_short(policy)}"
+        raise PluginError(
+            f"plug-in {name!r}: its policy factory returned {shown}, not a policy "
+            "(a callable (now, ready, running, free) -> steps to start)"
+        )
+    return policy
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` on one line, cut at 60 characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _describe(exc: BaseException) -> str:
     """``Type: message`` on one line (an ``Error:`` line must not wrap)."""
     message = " ".join(str(exc).split())
