@@ -166,7 +166,13 @@ def _after(step: StepRecord, before: list[StepRecord], path: str | Path) -> None
 def _skipped(
     step: StepRecord, before: list[StepRecord], trace: Trace, failures: bool, path: str | Path
 ) -> None:
-    """A skipped step follows a failure: of a dependency (``continue``), or of any step (``stop``)."""
+    """A skipped step follows a failure: of a dependency (``continue``), or of any step (``stop``).
+
+    A run that failed beyond its steps (``trace.error``: its policy's fault) started nothing more,
+    so any step may have been skipped.
+    """
+    if trace.error is not None:
+        return
     if trace.on_failure == "continue" and all(p.status == "ok" for p in before):
         rule = (
             "is skipped though none of its dependencies failed or was skipped "
@@ -183,8 +189,10 @@ def _run(trace: Trace, path: str | Path) -> None:
     bad = next((s for s in trace.steps if s.status != "ok"), None)
     if trace.status == "ok" and bad is not None:
         raise InputError(path, "", f"status 'ok' contradicts its steps: step {bad.id!r} {bad.status}")
-    if trace.status == "failed" and bad is None:
-        raise InputError(path, "", "status 'failed' contradicts its steps: every step ran ok")
+    if trace.status == "failed" and bad is None and trace.error is None:
+        raise InputError(path, "", "status 'failed' contradicts its steps: every step ran ok (and no error)")
+    if trace.error is not None and trace.status != "failed":
+        raise InputError(path, "error", f"is given but the run's status is {trace.status!r}, not 'failed'")
     try:
         datetime.fromisoformat(trace.started_at)
     except ValueError:

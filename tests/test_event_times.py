@@ -146,7 +146,9 @@ class FakeClock:
     def monotonic(self) -> float:
         return self.now
 
-    async def run_step(self, step: Step, *, measure: bool = False, interval: float = 0.1) -> StepOutcome:
+    async def run_step(
+        self, step: Step, *, measure: bool = False, interval: float = 0.1, reaper: object = None
+    ) -> StepOutcome:
         end = self.now + self.lengths[str(step)]
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending.append((end, future))

@@ -173,6 +173,7 @@ GOOD: list[Any] = [
         "skipped without cause",
     ),
     (top(status="failed"), "status 'failed' .*every step ran ok", "status", "failed run of ok steps"),
+    (top(error="policy x raised"), "error: is given but the run's status is 'ok'", "error", "error, ok run"),
     (top(status="done"), "status", "status", "unknown run status"),
     (top(started_at="yesterday"), "started_at: .*ISO 8601", "started_at", "started_at not a time"),
     (top(started_at=5), "started_at", "started_at", "started_at a number"),
@@ -266,6 +267,22 @@ def test_a_stopped_run_may_skip_steps_whose_dependencies_ran(tmp_path: Path) -> 
     path.write_text(json.dumps(data))
     with pytest.raises(PeakoptError, match=r"step 'b'.*skipped though no step failed"):
         load_trace(path)
+
+
+def test_a_run_its_policy_failed_may_skip_any_step_and_fail_with_every_step_ok(tmp_path: Path) -> None:
+    # the controller records a policy's fault mid-run in trace.error: nothing more started, so
+    # steps are skipped whose dependencies ran, and the run failed though no step did
+    data = failing("continue")
+    data["steps"][0] = {"id": "a", "status": "ok", "start": 0.0, "end": 1.0}
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(PeakoptError, match=r"skipped though none of its dependencies failed"):
+        load_trace(path)
+    data["error"] = "policy m:f answered 5 (not a list of step ids)"
+    path.write_text(json.dumps(data))
+    trace = load_trace(path)
+    assert trace.status == "failed" and trace.error is not None
+    assert {s.status for s in trace.steps} == {"ok", "skipped"}
 
 
 def test_a_trace_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
