@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from peakopt.models import Machine, PeakoptError
 from peakopt.runtime.calls import step_usage
@@ -198,7 +198,8 @@ class OtlpOut:
         self.provider = sdk.TracerProvider(resource=Resource.create(attributes))
         self.target = str(target)
         self.exporter = _Counted(exporter if exporter is not None else self._exporter(target))
-        self.provider.add_span_processor(BatchSpanProcessor(self.exporter))
+        # duck-typed: the SDK calls export, shutdown and force_flush only
+        self.provider.add_span_processor(BatchSpanProcessor(cast(Any, self.exporter)))
         self.tracer = self.provider.get_tracer("peakopt.runtime")
         ids = sdk.RandomIdGenerator()
         root = api.SpanContext(
