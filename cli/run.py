@@ -204,11 +204,11 @@ def run_command(
     if out is not None:
         out.write_text(text)
         wrote(output, f"trace of {plural(len(trace.steps), 'step')}")
-    if otlp_out is not None:
-        write_spans(trace, otlp_out, spans_out)
     if as_json:
         click.echo(text, nl=False)
     note(trace_verdict(trace, machine))
+    if otlp_out is not None:
+        write_spans(trace, otlp_out, spans_out)
     if trace.replans:
         slowest = max(r.seconds for r in trace.replans)
         note(f"{plural(len(trace.replans), 're-plan')}, the slowest in {slowest * 1000:.0f} ms")

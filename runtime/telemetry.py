@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from peakopt.models import Machine, PeakoptError
 from peakopt.runtime.calls import step_usage
@@ -47,6 +48,8 @@ EXTRA = "pip install 'peakopt[otel]'"
 WAIT = "peakopt.wait"
 REQUESTED = "peakopt.requested"
 MICRO = 1000  # nanoseconds
+#: Seconds an OTLP/HTTP export may take, retries included.
+TIMEOUT = 5.0
 
 
 class TelemetryError(PeakoptError):
@@ -129,6 +132,34 @@ class JsonLinesExporter:
         return True
 
 
+class _Counted:
+    """An exporter's wrapper that counts the spans it failed to export."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.failed = 0
+
+    def export(self, spans: Sequence[Any]) -> Any:
+        """Export through the wrapped exporter, counting a failure."""
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        try:
+            result = self.inner.export(spans)
+        except Exception:  # an exporter's bug must not end the governed calls
+            result = SpanExportResult.FAILURE
+        if result != SpanExportResult.SUCCESS:
+            self.failed += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        """Shut the wrapped exporter down."""
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Flush the wrapped exporter."""
+        return bool(self.inner.force_flush(timeout_millis))
+
+
 class OtlpOut:
     """Spans of calls, exported as they end (see the module docstring); :meth:`close` flushes them.
 
@@ -165,9 +196,10 @@ class OtlpOut:
         }
         attributes.update({f"{CAPACITY}{r}": float(c) for r, c in machine.capacity.items()})
         self.provider = sdk.TracerProvider(resource=Resource.create(attributes))
-        if exporter is None:
-            exporter = self._exporter(target)
-        self.provider.add_span_processor(BatchSpanProcessor(exporter))
+        self.target = str(target)
+        self.exporter = _Counted(exporter if exporter is not None else self._exporter(target))
+        # duck-typed: the SDK calls export, shutdown and force_flush only
+        self.provider.add_span_processor(BatchSpanProcessor(cast(Any, self.exporter)))
         self.tracer = self.provider.get_tracer("peakopt.runtime")
         ids = sdk.RandomIdGenerator()
         root = api.SpanContext(
@@ -188,7 +220,7 @@ class OtlpOut:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
             raise TelemetryError(f"OTLP/HTTP out needs the OTLP exporter: {EXTRA}") from None
-        return OTLPSpanExporter(endpoint=traces_url(str(target)))
+        return OTLPSpanExporter(endpoint=traces_url(str(target)), timeout=TIMEOUT)
 
     def span(
         self,
@@ -232,6 +264,11 @@ class OtlpOut:
             span.end(end_time=end_ns)
             self._contexts[step] = span.get_span_context()
 
+    @property
+    def failed(self) -> int:
+        """How many spans could not be exported (a collector down, a file that went away)."""
+        return self.exporter.failed
+
     def close(self) -> None:
         """Export every span still queued and stop."""
         self.provider.force_flush()
@@ -247,6 +284,11 @@ def export_trace(trace: Trace, target: str | Path, *, service: str = "peakopt", 
     """Write a finished run's trace (``peakopt run --otlp-out``) as spans; how many.
 
     Steps that never started have no span.
+
+    Raises
+    ------
+    TelemetryError
+        When some spans could not be exported (the SDK's own retry messages are kept quiet).
     """
     from datetime import datetime
 
@@ -271,7 +313,14 @@ def export_trace(trace: Trace, target: str | Path, *, service: str = "peakopt", 
             error=None if step.status == "ok" else (step.error or "failed"),
         )
         count += 1
-    out.close()
+    sdk_log = logging.getLogger("opentelemetry")
+    level, sdk_log.level = sdk_log.level, logging.CRITICAL  # one error below, not a retry log
+    try:
+        out.close()
+    finally:
+        sdk_log.setLevel(level)
+    if out.failed:
+        raise TelemetryError(f"{target}: {out.failed} of {count} spans could not be exported")
     return count
 
 
@@ -317,6 +366,11 @@ class GovernorSpans:
             wait=lease.wait,
             error=None if event.outcome == "ok" else (event.error or event.outcome),
         )
+
+    @property
+    def failed(self) -> int:
+        """How many spans could not be exported so far."""
+        return self.out.failed
 
     def close(self) -> None:
         """Stop following the governor and export every span still queued."""

@@ -197,3 +197,21 @@ def test_peakopt_run_otlp_out_writes_spans_that_score_as_the_trace(tmp_path: Pat
     assert rows[1]["makespan"] == pytest.approx(rows[0]["makespan"], abs=0.01)
     code, _, err = run("run", str(path), "--otlp-out", str(path))
     assert code == 2 and "--otlp-out" in err
+
+
+def test_a_collector_that_refuses_the_spans_is_one_error_after_the_trace(tmp_path: Path, httpserver) -> None:  # type: ignore[no-untyped-def]
+    httpserver.expect_request("/v1/traces", method="POST").respond_with_data("no", status=400)
+    path = tmp_path / "wf.json"
+    task = {"id": "a", "duration": 0.01, "demand": {"memory_mb": 10}, "meta": {"command": "true"}}
+    path.write_text(
+        json.dumps({"machines": [MACHINE.model_dump()], "workflows": [{"id": "w", "tasks": [task]}]})
+    )
+    trace_path = tmp_path / "trace.json"
+    code, _, err = run("run", str(path), "-o", str(trace_path), "--otlp-out", httpserver.url_for("/"))
+    assert code == 1 and err.count("Error:") == 1 and "1 of 1 spans could not be exported" in err
+    assert "safe:" in err and trace_path.exists()  # the trace and the verdict come first
+    governor = Governor(MACHINE)
+    spans = GovernorSpans(governor, httpserver.url_for("/"))
+    governor.release(governor.acquire_blocking("x", demand={}))
+    spans.close()
+    assert spans.failed == 1
