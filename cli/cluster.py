@@ -29,7 +29,8 @@ from rich.progress import (
 from rich.text import Text
 
 from peakopt.campaign.executors import Executor, Where, open_executor
-from peakopt.cli.options import PROCESSES, seconds_option
+from peakopt.campaign.ranges import PROCESSES
+from peakopt.cli.options import seconds_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,8 +6,8 @@ import shlex
 
 import click
 
+from peakopt.campaign.ranges import COUNT, PROBABILITY, SECONDS
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import COUNT, PROBABILITY, SECONDS
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.instances.native import pretty_json
 from peakopt.models import Task

@@ -11,13 +11,14 @@ from rich.table import Table
 
 from peakopt.campaign.export import worst_cases
 from peakopt.campaign.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
+from peakopt.campaign.ranges import COUNT_OR_NONE
 from peakopt.campaign.storage import is_store_path
 from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.stress import ERROR
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import COUNT_OR_NONE, by_option, check_by
+from peakopt.cli.options import by_option, check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score import load_references, read_scores, scope_pairs
 from peakopt.cli.tables import (

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
+from peakopt.campaign.ranges import SECONDS, Finite
 from peakopt.cli.common import input_options
 from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import SECONDS, Finite, seconds_option, seed_option
+from peakopt.cli.options import seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine

@@ -7,8 +7,9 @@ from typing import Any, TypeVar
 
 import click
 
+from peakopt.campaign.ranges import COUNT, SECONDS, Finite
 from peakopt.cli.common import warn
-from peakopt.cli.options import COUNT, SECONDS, Finite, seed_option
+from peakopt.cli.options import seed_option
 from peakopt.oracle.replay import MODES
 from peakopt.oracle.simulate import EXECUTIONS
 

@@ -12,13 +12,14 @@ from rich.table import Table
 
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.jsonl import JsonLinesReferences
+from peakopt.campaign.ranges import COUNT, Finite
 from peakopt.campaign.runner import run_work
 from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import COUNT, Finite, seed_option
+from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
 from peakopt.instances.errors import OutputError

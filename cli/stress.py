@@ -13,6 +13,7 @@ from peakopt.campaign.adversarial import AdversarialResult, AdversarialSpec, Can
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.export import Case, worst_cases, write_cases
 from peakopt.campaign.gates import Threshold
+from peakopt.campaign.ranges import COUNT
 from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
 from peakopt.campaign.stress import (
@@ -30,7 +31,7 @@ from peakopt.cli.cluster import executor_options, progress_bar, solve_options, s
 from peakopt.cli.common import input_options, soft_as_hard_option
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import COUNT, check_by, method_list, seconds_option, seed_option
+from peakopt.cli.options import check_by, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
 from peakopt.cli.stress_noise import bound_items, noise_options, noise_run, noisy_rows

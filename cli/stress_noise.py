@@ -10,12 +10,12 @@ from rich.console import Console
 
 from peakopt.campaign.executors import Executor
 from peakopt.campaign.noise_run import OPTIMUM_ROW, ROBUST_ROW, NoiseRun
+from peakopt.campaign.ranges import COUNT
 from peakopt.campaign.store import Store
 from peakopt.campaign.stress import Item, Settings
 from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
-from peakopt.cli.options import COUNT
 from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
 from peakopt.oracle.scenarios import Noise
 from peakopt.oracle.simulate import EXECUTIONS, Execution

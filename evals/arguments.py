@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import click
 
-from peakopt.cli.options import COUNT_OR_NONE, SECONDS, SEED
+from peakopt.campaign.ranges import COUNT_OR_NONE, SECONDS, SEED
 from peakopt.evals.suites import load_suite, name_list
 from peakopt.instances.prompts import SETTINGS
 from peakopt.models import PeakoptError, Suite
@@ -80,7 +80,7 @@ def _converted(name: str, value: Any, kind: click.ParamType[Any]) -> Any:
         raise TaskError(f"-T {name}={shown(value)}: {exc.message}") from None
 
 
-def names(name: str, value: Any) -> list[str] | None:
+def listed_names(name: str, value: Any) -> list[str] | None:
     """A task argument that names things: None (all), ``"a,b"`` or ``["a", "b"]``, each name once.
 
     Raises

@@ -51,7 +51,7 @@ def is_eval_log(path: str | Path) -> bool:
 
 
 #: What each task's logs are called in the messages, and the command that scores their answers.
-KINDS = {
+LOG_KINDS = {
     "schedule": ("a scheduling log (peakopt/schedule)", "peakopt score SUITE --schedules LOG"),
     "plan": ("a planning log (peakopt/plan)", "peakopt plan-score --truth SUITE --predictions LOG"),
 }
@@ -113,7 +113,7 @@ class Log:
         if self.kind is None:
             rule = f"is a log of the Inspect task {self.task!r}, not of peakopt/schedule or peakopt/plan"
             raise InputError(self.path, "", rule)
-        what, command = KINDS[self.kind]
+        what, command = LOG_KINDS[self.kind]
         wanted = "planning" if kind == "plan" else "scheduling"
         raise InputError(self.path, "", f"is {what}, not a {wanted} one; score it with {command}")
 

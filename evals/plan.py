@@ -21,7 +21,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from peakopt.evals.answer import answer
-from peakopt.evals.arguments import TaskError, check_arguments, chosen, names, suite_argument
+from peakopt.evals.arguments import TaskError, check_arguments, chosen, listed_names, suite_argument
 from peakopt.evals.logs import PLAN_ROW_KEY
 from peakopt.evals.suites import Selection, load_suite
 from peakopt.evals.values import PLAN_KEYS, plan_values
@@ -106,7 +106,7 @@ def plan(
     """
     given = {"suite": suite, "tiers": tiers, "limit": limit, "seed": seed, "structured": structured}
     args = check_arguments("peakopt/plan", given, unknown)
-    selection = Selection(tiers=names("tiers", tiers), limit=args["limit"], seed=args["seed"])
+    selection = Selection(tiers=listed_names("tiers", tiers), limit=args["limit"], seed=args["seed"])
     loaded = suite_argument(suite)
     workflows = chosen(lambda: selection.order(selection.workflows(loaded)))
     if not workflows:

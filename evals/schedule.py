@@ -23,7 +23,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from peakopt.evals.answer import answer
-from peakopt.evals.arguments import TaskError, check_arguments, chosen, names, shown, suite_argument
+from peakopt.evals.arguments import TaskError, check_arguments, chosen, listed_names, shown, suite_argument
 from peakopt.evals.logs import ROW_KEY
 from peakopt.evals.references import cached_references, checked_references
 from peakopt.evals.suites import Selection, WorkflowMachine, load_suite
@@ -175,8 +175,8 @@ def schedule(
     given |= {"seed": seed, "structured": structured, "reference": reference, "time_limit": time_limit}
     args = check_arguments("peakopt/schedule", given, unknown)
     selection = Selection(
-        machines=names("machines", machines),
-        tiers=names("tiers", tiers),
+        machines=listed_names("machines", machines),
+        tiers=listed_names("tiers", tiers),
         limit=args["limit"],
         seed=args["seed"],
     )

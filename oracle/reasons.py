@@ -35,7 +35,7 @@ from peakopt.oracle.score import Violation
 UNSCORED = frozenset({"truncated", "unclosed"})
 
 #: Unknown ids named in one reason, and known ids listed beside them, at most.
-SHOWN = 6
+IDS_SHOWN = 6
 #: How alike an unknown id and a known one must be (difflib's ratio, case ignored) to be called near.
 NEAR = 0.6
 
@@ -89,19 +89,19 @@ def _nearest(name: str, known: Sequence[str]) -> str | None:
 
 
 def _listed(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(n) for n in names[:SHOWN])
-    return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+    shown = ", ".join(repr(n) for n in names[:IDS_SHOWN])
+    return shown + (f" and {len(names) - IDS_SHOWN} more" if len(names) > IDS_SHOWN else "")
 
 
 def unknown_ids(ids: Sequence[str], known: Collection[str]) -> Violation:
     """Timings given for ``ids``, which are no step of the workflow (whose ids are ``known``)."""
     steps = list(known)
     named, far = [], False
-    for name in ids[:SHOWN]:
+    for name in ids[:IDS_SHOWN]:
         near = _nearest(name, steps)
         far = far or near is None
         named.append(f"{name!r} ({'no known id is near' if near is None else f'nearest known id: {near!r}'})")
-    more = f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else ""
+    more = f" and {len(ids) - IDS_SHOWN} more" if len(ids) > IDS_SHOWN else ""
     listed = f"; the workflow's ids: {_listed(steps)}" if far else ""
     return Violation(
         kind="unknown", message=f"unknown step ids: {', '.join(named)}{more}{listed}", tasks=tuple(ids)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from peakopt.campaign.ranges import SECONDS_MAX, SEED_MAX
 from peakopt.cli.main import cli
-from peakopt.cli.options import SECONDS_MAX, SEED_MAX
 
 #: Values no numeric option takes: not finite, overflowing, negative, too large, not a number.
 BAD = ["nan", "inf", "-inf", "1e300", "-1", "99999999999999999999", "many"]
