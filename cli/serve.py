@@ -93,8 +93,9 @@ def serve(
     from peakopt.cli.serve_setup import open_service
     from peakopt.runtime.sidecar_server import serve as run_service
 
-    log_out = claim(log_path, paths, option="--log")
-    trace_out = claim(trace_path, paths, option="--trace")
+    inputs = (*paths, machine_ref)
+    log_out = claim(log_path, inputs, option="--log")
+    trace_out = claim(trace_path, inputs, option="--trace")
     service, sock = open_service(
         paths, machine_ref, host=host, port=port, ttl=ttl, policy=policy, log=log_out
     )

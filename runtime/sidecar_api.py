@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Request
@@ -173,8 +173,14 @@ def one_line(exc: RequestValidationError) -> str:
     return text
 
 
-def create_app(sidecar: Sidecar, metrics: Metrics, *, sweep_every: float | None = None) -> FastAPI:
-    """The service's ASGI app; its lifespan sweeps expired leases and stops the sidecar at the end."""
+def create_app(
+    sidecar: Sidecar,
+    metrics: Metrics,
+    *,
+    sweep_every: float | None = None,
+    stop: Callable[[], Awaitable[None]] | None = None,
+) -> FastAPI:
+    """The service's ASGI app; its lifespan sweeps expired leases, and stops (``stop``) at the end."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -183,7 +189,7 @@ def create_app(sidecar: Sidecar, metrics: Metrics, *, sweep_every: float | None 
             yield
         finally:
             sweeper.cancel()
-            await sidecar.stop()
+            await (stop or sidecar.stop)()
 
     app = FastAPI(
         title="peakopt serve",

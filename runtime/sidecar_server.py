@@ -52,12 +52,31 @@ class Service:
     log: EventLog | None
     app: FastAPI
 
+    def __post_init__(self) -> None:
+        self._snapshot: tuple[str | None] | None = None
+
     def trace_json(self) -> str | None:
-        """The trace of every call that ended, as JSON (None when none has)."""
+        """The trace of every call that ended, as JSON (None when none has).
+
+        Once :meth:`snapshot` has been taken, that one: the calls the stop released (still held
+        by clients when the service stopped, their true end unknown) are not in it.
+        """
+        if self._snapshot is not None:
+            return self._snapshot[0]
         try:
             return trace_json(self.governor.trace())
         except GovernorError:
             return None
+
+    def snapshot(self) -> None:
+        """Keep the trace as it is now (before the stop releases the held leases)."""
+        if self._snapshot is None:
+            self._snapshot = (self.trace_json(),)
+
+    async def stop(self) -> None:
+        """The trace as it is, then the sidecar stops (see :meth:`Sidecar.stop`)."""
+        self.snapshot()
+        await self.sidecar.stop()
 
     def close(self) -> None:
         """Write the log's ``stop`` line (with the counts) and close it."""
@@ -99,7 +118,10 @@ def build(
         governor.subscribe(events)
     metrics = Metrics(governor)
     governor.subscribe(metrics.observe)
-    return Service(governor, sidecar, metrics, events, create_app(sidecar, metrics, sweep_every=sweep_every))
+    made: list[Service] = []
+    app = create_app(sidecar, metrics, sweep_every=sweep_every, stop=lambda: made[0].stop())
+    made.append(Service(governor, sidecar, metrics, events, app))
+    return made[0]
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -160,7 +182,7 @@ def serve(service: Service, sock: socket.socket) -> int | None:
     def on_stop() -> None:
         # a signal handler runs between two steps of the loop's own thread: schedule, do not call
         if loop_box:
-            loop_box[0].call_soon_threadsafe(lambda: asyncio.ensure_future(service.sidecar.stop()))
+            loop_box[0].call_soon_threadsafe(lambda: asyncio.ensure_future(service.stop()))
 
     config = uvicorn.Config(
         service.app,

@@ -26,7 +26,7 @@ def run(body: Callable[[Sidecar, Clock], Awaitable[Any]], ttl: float = 10.0) -> 
 
 
 def refused(status: int) -> Any:
-    return pytest.raises(RequestError, match=".", check=lambda exc: exc.status == status)
+    return pytest.raises(RequestError, match=r".", check=lambda exc: exc.status == status)
 
 
 def test_a_request_that_fits_is_admitted_at_once_and_one_that_does_not_waits() -> None:

@@ -34,7 +34,9 @@ def run(body: Callable[[httpx.AsyncClient, Service, Clock], Awaitable[Any]], **o
 
 def test_admit_wait_heartbeat_release_status_and_metrics(tmp_path: Path) -> None:
     async def body(http: httpx.AsyncClient, found: Service, clock: Clock) -> None:
-        first = await http.post("/v1/admit", json={"name": "embed", "demand": {"memory_mb": 700}, "tool": "e"})
+        first = await http.post(
+            "/v1/admit", json={"name": "embed", "demand": {"memory_mb": 700}, "tool": "e"}
+        )
         assert first.status_code == 200
         assert first.json() | {"requested_at": 0} == {
             "id": "embed",
@@ -114,32 +116,75 @@ JSON = {"content-type": "application/json"}
 @pytest.mark.parametrize(
     ("path", "body", "status", "error"),
     [
-        ("/v1/admit", {"name": "x", "demand": {"memory_mb": -5}}, 422,
-         "demand.memory_mb: Input should be greater than or equal to 0 (got -5)"),
-        ("/v1/admit", '{"name": "x", "demand": {"memory_mb": NaN}}', 422,
-         "demand.memory_mb: Input should be a finite number (got nan)"),
-        ("/v1/admit", '{"name": "x", "demand": {"memory_mb": Infinity}}', 422,
-         "demand.memory_mb: Input should be a finite number (got inf)"),
-        ("/v1/admit", {"name": "x", "demand": {"memory_mb": "lots"}}, 422,
-         "demand.memory_mb: Input should be a valid number, unable to parse string as a number (got 'lots')"),
-        ("/v1/admit", {"name": "x", "demand": {"gpu_mb": 1}}, 422,
-         "call 'x': resource 'gpu_mb' is not one of the machine's (box: cpu, memory_mb)"),
-        ("/v1/admit", {"name": "x", "demand": {}, "depends_on": ["ghost"]}, 422,
-         "call 'x' depends on 'ghost', which has not been requested (a call depends on earlier calls "
-         "only, by lease id)"),
+        (
+            "/v1/admit",
+            {"name": "x", "demand": {"memory_mb": -5}},
+            422,
+            "demand.memory_mb: Input should be greater than or equal to 0 (got -5)",
+        ),
+        (
+            "/v1/admit",
+            '{"name": "x", "demand": {"memory_mb": NaN}}',
+            422,
+            "demand.memory_mb: Input should be a finite number (got nan)",
+        ),
+        (
+            "/v1/admit",
+            '{"name": "x", "demand": {"memory_mb": Infinity}}',
+            422,
+            "demand.memory_mb: Input should be a finite number (got inf)",
+        ),
+        (
+            "/v1/admit",
+            {"name": "x", "demand": {"memory_mb": "lots"}},
+            422,
+            "demand.memory_mb: Input should be a valid number, unable to parse string as a number "
+            "(got 'lots')",
+        ),
+        (
+            "/v1/admit",
+            {"name": "x", "demand": {"gpu_mb": 1}},
+            422,
+            "call 'x': resource 'gpu_mb' is not one of the machine's (box: cpu, memory_mb)",
+        ),
+        (
+            "/v1/admit",
+            {"name": "x", "demand": {}, "depends_on": ["ghost"]},
+            422,
+            "call 'x' depends on 'ghost', which has not been requested (a call depends on earlier calls "
+            "only, by lease id)",
+        ),
         ("/v1/admit", {"name": "x"}, 422, "call 'x': no demand declared"),
         ("/v1/admit", {"demand": {}}, 422, "name: Field required"),
-        ("/v1/admit", {"name": "", "demand": {}}, 422, "name: String should have at least 1 character (got '')"),
-        ("/v1/admit", {"name": "x", "demand": {}, "wait": 301}, 422,
-         "wait: Input should be less than or equal to 300 (got 301)"),
-        ("/v1/admit", {"name": "x", "demand": {}, "memory": 1}, 422, "memory: Extra inputs are not permitted (got 1)"),
+        (
+            "/v1/admit",
+            {"name": "", "demand": {}},
+            422,
+            "name: String should have at least 1 character (got '')",
+        ),
+        (
+            "/v1/admit",
+            {"name": "x", "demand": {}, "wait": 301},
+            422,
+            "wait: Input should be less than or equal to 300 (got 301)",
+        ),
+        (
+            "/v1/admit",
+            {"name": "x", "demand": {}, "memory": 1},
+            422,
+            "memory: Extra inputs are not permitted (got 1)",
+        ),
         ("/v1/admit", "{not json", 422, "JSON decode error"),
         ("/v1/wait", {"id": "ghost"}, 404, "no lease 'ghost': this service never gave it out"),
         ("/v1/heartbeat", {"id": "ghost"}, 404, "no lease 'ghost'"),
         ("/v1/heartbeat", {}, 422, "id: Field required"),
         ("/v1/release", {"id": "ghost"}, 404, "no lease 'ghost'"),
-        ("/v1/release", {"id": "held", "outcome": "expired"}, 422,
-         "outcome: Input should be 'ok', 'failed' or 'cancelled' (got 'expired')"),
+        (
+            "/v1/release",
+            {"id": "held", "outcome": "expired"},
+            422,
+            "outcome: Input should be 'ok', 'failed' or 'cancelled' (got 'expired')",
+        ),
         ("/v1/nothing", {}, 404, "Not Found"),
     ],
     ids=lambda v: v if isinstance(v, str) and v.startswith("/") else None,
@@ -169,13 +214,17 @@ def test_method_not_allowed_and_the_trace_before_any_end() -> None:
 def test_the_trace_is_scored_by_peakopt_score(tmp_path: Path) -> None:
     async def body(http: httpx.AsyncClient, found: Service, clock: Clock) -> str:
         for k in range(4):
-            lease = (await http.post("/v1/admit", json={"name": f"c{k}", "demand": {"memory_mb": 600}, "wait": 0})).json()
+            lease = (
+                await http.post("/v1/admit", json={"name": f"c{k}", "demand": {"memory_mb": 600}, "wait": 0})
+            ).json()
             assert lease["state"] == ("admitted" if k == 0 else "waiting")
         for k in range(4):
             clock.advance(1.0)
             await http.post("/v1/release", json={"id": f"c{k}"})
             if k < 3:
-                assert (await http.post("/v1/wait", json={"id": f"c{k + 1}", "wait": 1})).json()["state"] == "admitted"
+                assert (await http.post("/v1/wait", json={"id": f"c{k + 1}", "wait": 1})).json()[
+                    "state"
+                ] == "admitted"
         return (await http.get("/v1/trace")).text
 
     path = tmp_path / "trace.json"

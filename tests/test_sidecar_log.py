@@ -42,29 +42,65 @@ def test_a_clean_run_has_no_violation_and_clamps_an_over_capacity_lease() -> Non
     ("lines", "over", "unended", "disorder"),
     [
         (
-            [line("requested", "a", 0, memory_mb=60), line("admitted", "a", 0, memory_mb=60),
-             line("requested", "b", 0, memory_mb=60), line("admitted", "b", 1, memory_mb=60)],
-            [(1, "memory_mb", 120.0)], ["a", "b"], [],
+            [
+                line("requested", "a", 0, memory_mb=60),
+                line("admitted", "a", 0, memory_mb=60),
+                line("requested", "b", 0, memory_mb=60),
+                line("admitted", "b", 1, memory_mb=60),
+            ],
+            [(1, "memory_mb", 120.0)],
+            ["a", "b"],
+            [],
         ),
         (
-            [line("requested", "a", 0, cpu=5), line("admitted", "a", 0, cpu=5),
-             line("requested", "b", 0, cpu=0.5), line("admitted", "b", 0, cpu=0.5)],
-            [(0, "cpu", 2.5)], ["a", "b"], [],
+            [
+                line("requested", "a", 0, cpu=5),
+                line("admitted", "a", 0, cpu=5),
+                line("requested", "b", 0, cpu=0.5),
+                line("admitted", "b", 0, cpu=0.5),
+            ],
+            [(0, "cpu", 2.5)],
+            ["a", "b"],
+            [],
         ),
         ([line("requested", "a", 0, cpu=1)], [], ["a"], []),
         ([line("admitted", "a", 0, cpu=1)], [], ["a"], ["a admitted while unknown"]),
         (
-            [line("requested", "a", 0, cpu=1), line("withdrawn", "a", 1, cpu=1), line("released", "a", 2, cpu=1)],
-            [], [], ["a released while ended"],
+            [
+                line("requested", "a", 0, cpu=1),
+                line("withdrawn", "a", 1, cpu=1),
+                line("released", "a", 2, cpu=1),
+            ],
+            [],
+            [],
+            ["a released while ended"],
         ),
         (
-            [line("requested", "a", 0, cpu=1), line("admitted", "a", 0, cpu=1), line("withdrawn", "a", 1, cpu=1)],
-            [], [], ["a withdrawn while running"],
+            [
+                line("requested", "a", 0, cpu=1),
+                line("admitted", "a", 0, cpu=1),
+                line("withdrawn", "a", 1, cpu=1),
+            ],
+            [],
+            [],
+            ["a withdrawn while running"],
         ),
-        ([line("requested", "a", 0, cpu=1), line("requested", "a", 0, cpu=1)], [], ["a"], ["a requested twice"]),
+        (
+            [line("requested", "a", 0, cpu=1), line("requested", "a", 0, cpu=1)],
+            [],
+            ["a"],
+            ["a requested twice"],
+        ),
     ],
-    ids=["memory-over", "cpu-over-with-a-clamped-one", "never-answered", "admitted-unasked", "ended-twice",
-         "withdrawn-while-running", "asked-twice"],
+    ids=[
+        "memory-over",
+        "cpu-over-with-a-clamped-one",
+        "never-answered",
+        "admitted-unasked",
+        "ended-twice",
+        "withdrawn-while-running",
+        "asked-twice",
+    ],
 )
 def test_violations_are_found(
     lines: list[dict[str, Any]], over: list[Any], unended: list[str], disorder: list[str]
