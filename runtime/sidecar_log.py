@@ -149,8 +149,9 @@ class RunCheck:
         Lines that do not follow a lease's order (an admission not requested, an end twice...).
     waits
         Lease id -> seconds from request to admission.
-    fit_on_arrival
-        The ids that fit the free capacity when they were requested (no dependency pending).
+    free_on_arrival
+        The ids requested while the capacity was free for them: they fit what the leases left,
+        no other request was waiting and none of their dependencies was pending.
     stopped
         Whether the run ends with a ``stop`` line.
     """
@@ -162,7 +163,7 @@ class RunCheck:
     unended: list[str] = field(default_factory=list)
     out_of_order: list[str] = field(default_factory=list)
     waits: dict[str, float] = field(default_factory=dict)
-    fit_on_arrival: set[str] = field(default_factory=set)
+    free_on_arrival: set[str] = field(default_factory=set)
     stopped: bool = False
 
 
@@ -179,6 +180,7 @@ def check_run(lines: Iterable[Mapping[str, Any]]) -> RunCheck:
     state: dict[str, str] = {}
     held: dict[str, tuple[tuple[int, float, float], ...]] = {}
     asked: dict[str, float] = {}
+    queued = 0  # requests waiting now
     for line in found:
         kind, lease = line["event"], line.get("id", "")
         check.counts[kind] = check.counts.get(kind, 0) + 1
@@ -189,13 +191,15 @@ def check_run(lines: Iterable[Mapping[str, Any]]) -> RunCheck:
         if kind == "requested":
             if lease in state:
                 check.out_of_order.append(f"{lease} requested twice")
-            state[lease], asked[lease] = "waiting", line["t"]
             free = [c - used for c, used in zip(capacity, load, strict=True)]
-            if not line.get("depends_on") and fits(needs, free):
-                check.fit_on_arrival.add(lease)
+            if not queued and not line.get("depends_on") and fits(needs, free):
+                check.free_on_arrival.add(lease)
+            state[lease], asked[lease] = "waiting", line["t"]
+            queued += 1
         elif kind == "admitted":
             if state.get(lease) != "waiting":
                 check.out_of_order.append(f"{lease} admitted while {state.get(lease, 'unknown')}")
+            queued -= state.get(lease) == "waiting"
             state[lease], held[lease] = "running", needs
             check.waits[lease] = line["t"] - asked.get(lease, line["t"])
             _add(check, resources, capacity, load, needs, line["t"])
@@ -205,6 +209,7 @@ def check_run(lines: Iterable[Mapping[str, Any]]) -> RunCheck:
                 check.out_of_order.append(f"{lease} {kind} while {state.get(lease, 'unknown')}")
             for k, amount, _ in held.pop(lease, ()):
                 load[k] -= amount
+            queued -= state.get(lease) == "waiting"
             state[lease] = "ended"
     check.unended = sorted(lease for lease, where in state.items() if where != "ended")
     return check

@@ -34,7 +34,7 @@ def test_a_clean_run_has_no_violation_and_clamps_an_over_capacity_lease() -> Non
     assert found.over == [] and found.unended == [] and found.out_of_order == []
     assert found.peak == {"cpu": 0.0, "memory_mb": 100.0}
     assert found.waits == {"big": 0.0, "small": 1.5}
-    assert found.fit_on_arrival == {"big"} and found.stopped
+    assert found.free_on_arrival == {"big"} and found.stopped
     assert found.counts == {"start": 1, "requested": 2, "admitted": 2, "expired": 1, "released": 1, "stop": 1}
 
 
