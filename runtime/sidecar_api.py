@@ -194,6 +194,7 @@ def create_app(
     app = FastAPI(
         title="peakopt serve",
         summary="A resource governor for live tool calls, over HTTP.",
+        version="v1",
         description=__doc__.split("\n\n")[1] if __doc__ else "",
         lifespan=lifespan,
     )
@@ -242,14 +243,14 @@ def _routes(app: FastAPI, sidecar: Sidecar, metrics: Metrics) -> None:
         "/v1/wait",
         response_model=LeaseView,
         responses=errors(
-            404, 409, 410, 503, also={202: {"model": LeaseView, "description": "Still waiting"}}
+            404, 409, 410, 422, 503, also={202: {"model": LeaseView, "description": "Still waiting"}}
         ),
     )
     async def wait(body: WaitRequest) -> JSONResponse:
         """Wait up to ``wait`` more seconds for a request answered 202 (an admitted one answers at once)."""
         return answer(sidecar, await sidecar.wait(body.id, body.wait))
 
-    @app.post("/v1/heartbeat", response_model=LeaseView, responses=errors(404, 409, 410))
+    @app.post("/v1/heartbeat", response_model=LeaseView, responses=errors(404, 409, 410, 422))
     async def heartbeat(body: LeaseRef) -> LeaseView:
         """Keep a lease (or a waiting request) alive for another TTL."""
         return view(sidecar, sidecar.heartbeat(body.id))
