@@ -14,6 +14,7 @@ from peakopt.models import Task
 from peakopt.runtime.fill import filled, find_step, read_document
 from peakopt.runtime.measurement import ACCOUNTINGS
 from peakopt.runtime.profile import INTERVAL, profile_command
+from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.segments import MAX_SEGMENTS, MERGE_TOLERANCE
 
 
@@ -57,6 +58,12 @@ def summary(task: Task) -> str:
 @click.option("-o", "--output", metavar="FILE", help=f"Write the task (JSON). {REPLACES}")
 @click.option("--workflow", "workflow_file", metavar="FILE", help="Fill step --step of this workflow file.")
 @click.option("--step", metavar="ID", help="The step of --workflow to fill.")
+@click.option(
+    "--store",
+    metavar="FILE",
+    help="Add the runs to this profile store (JSON, created when missing) under the task's id, where "
+    "the governor looks up a tool's demand (the p90 of its last runs).",
+)
 @quiet_option
 def profile(
     command: tuple[str, ...],
@@ -69,6 +76,7 @@ def profile(
     output: str | None,
     workflow_file: str | None,
     step: str | None,
+    store: str | None,
 ) -> None:
     """Measure a real command's run: its duration, CPU and memory over time, as a task.
 
@@ -77,7 +85,7 @@ def profile(
     over time. The task's profile is the median run's, merged into a few
     segments (cpu in cores: the segment's mean; memory_mb in MiB: its peak);
     with several runs, varies holds the spread (p10/p50/p90). meta says how it
-    was measured. Without -o or --workflow the task goes to stdout. With
+    was measured. Without -o, --workflow or --store the task goes to stdout. With
     --workflow FILE --step ID the step is filled in place (the file is
     replaced in one step; an interrupted run leaves it as it was).
 
@@ -92,6 +100,8 @@ def profile(
     if workflow_file is not None and step is not None:
         document = read_document(workflow_file)
         find_step(document, step, workflow_file)  # a wrong step fails before the runs
+    store_out = claim(store, option="--store")
+    profiles = ProfileStore(store) if store is not None else None  # a bad store fails before the runs
     note(f"profiling {shlex.join(command)} ({plural(runs, 'run')})")
     task = profile_command(
         command,
@@ -103,6 +113,12 @@ def profile(
         max_segments=max_segments,
     )
     note(summary(task))
+    if profiles is not None and store_out is not None:
+        profiles.add_task(task)
+        store_out.write_text(profiles.to_json())
+        wrote(store, f"tool {task.id!r}: {plural(len(profiles.samples(task.id)), 'sample')}")
+        if target is None:
+            return
     if document is not None and workflow_file is not None and step is not None and target is not None:
         target.write_text(filled(document, step, task, workflow_file))
         wrote(workflow_file, f"step {step!r} filled")

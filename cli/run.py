@@ -8,7 +8,7 @@ from peakopt.cli.common import input_options
 from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import SECONDS, Finite, seconds_option, seed_option
-from peakopt.cli.outputs import REPLACES, claim
+from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine
 from peakopt.oracle import evaluate
@@ -17,6 +17,7 @@ from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.policies import named_policy
 from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
 from peakopt.runtime.steps import Step
+from peakopt.runtime.telemetry import export_trace, is_url, require_sdk
 from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
 from peakopt.solver.heuristics import MethodError
 
@@ -30,6 +31,17 @@ def given_commands(values: tuple[str, ...]) -> dict[str, Step]:
             raise click.BadParameter(f"{value!r} is not ID=COMMAND", param_hint="'--command'")
         found[step] = line
     return found
+
+
+def write_spans(trace: Trace, target: str, out: Output | None) -> None:
+    """``--otlp-out``: the trace's spans to a collector, or replacing the file ``out`` in one step."""
+    if out is None:
+        count = export_trace(trace, target)
+        note(f"sent {plural(count, 'span')} to {target}")
+        return
+    with out.replacing() as temp:
+        count = export_trace(trace, temp)
+    wrote(target, plural(count, "span"))
 
 
 def trace_verdict(trace: Trace, machine: Machine) -> str:
@@ -105,6 +117,12 @@ def trace_verdict(trace: Trace, machine: Machine) -> str:
 @seed_option("Seed of the policy (seeded methods, the solver).")
 @click.option("-o", "--output", metavar="FILE", help=f"Write the trace (JSON). {REPLACES}")
 @click.option("--json", "as_json", is_flag=True, help="Print the trace on stdout.")
+@click.option(
+    "--otlp-out",
+    metavar="FILE|URL",
+    help="Also write the trace as OpenTelemetry spans (one per step; peakopt score reads them): to an "
+    f"OTLP JSON file, or to an OTLP/HTTP collector (http://host:4318). Needs the otel extra. {REPLACES}",
+)
 @input_options
 @quiet_option
 def run_command(
@@ -125,6 +143,7 @@ def run_command(
     seed: int,
     output: str | None,
     as_json: bool,
+    otlp_out: str | None,
     fmt: str | None,
     cpu: str,
     keep_dummies: bool,
@@ -145,6 +164,9 @@ def run_command(
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
     out = claim(output, paths)
+    spans_out = None if otlp_out is None or is_url(otlp_out) else claim(otlp_out, paths, option="--otlp-out")
+    if otlp_out is not None:
+        require_sdk()
     read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     workflow, machine = choose(targets(paths, machine_refs, read), workflow_id)
     if cgroup_memory:
@@ -182,6 +204,8 @@ def run_command(
     if as_json:
         click.echo(text, nl=False)
     note(trace_verdict(trace, machine))
+    if otlp_out is not None:
+        write_spans(trace, otlp_out, spans_out)
     if trace.replans:
         slowest = max(r.seconds for r in trace.replans)
         note(f"{plural(len(trace.replans), 're-plan')}, the slowest in {slowest * 1000:.0f} ms")

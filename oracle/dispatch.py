@@ -80,14 +80,19 @@ def admitted(
     """
     avail = list(free)
     started = []
+    refused: set[tuple[Need, ...]] = set()  # the free capacity only shrinks: a need refused stays refused
     for task in queue:
         need = needs[task]
+        if need in refused:
+            continue
         if fits(need, avail):
             for k, amount, _ in need:
                 avail[k] -= amount
             started.append(task)
         elif strict:
             break
+        else:
+            refused.add(need)
     return started
 
 

@@ -11,14 +11,19 @@ dependency on a call that never ran is dropped (it was waited for, but nothing r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle.dispatch import Need
 from peakopt.runtime.leases import CallOutcome, GovernorError, Lease
-from peakopt.runtime.trace import PLACES, StepRecord, StepStatus, Trace
+from peakopt.runtime.trace import PLACES, StepRecord, StepStatus, StepUsage, Trace
+
+log = logging.getLogger(__name__)
 
 #: Where a call is: waiting for dependencies, ready (waiting for capacity), running, ended, withdrawn.
 CallState = Literal["blocked", "ready", "running", "ended", "withdrawn"]
@@ -35,11 +40,10 @@ class Call:
     #: order of becoming ready, and when (the fairness rule's "older")
     seq: int = 0
     ready_at: float = 0.0
-    #: how many later-ready calls were admitted while this one waited
-    passed: int = 0
     ended_at: float | None = None
     outcome: CallOutcome | None = None
     error: str | None = None
+    usage: dict[str, float] | None = None
     waiter: Any = None
     dependents: list[Call] = field(default_factory=list)
 
@@ -55,6 +59,16 @@ _STATUS: dict[CallOutcome, StepStatus] = {
     "cancelled": "failed",
     "expired": "failed",
 }
+
+
+def step_usage(usage: Mapping[str, float] | None, demand: Mapping[str, float]) -> StepUsage | None:
+    """A call's measured usage as a trace's: ``cpu`` and ``memory_mb`` measured, else as declared."""
+    if usage is None:
+        return None
+    cpu = usage.get("cpu", demand.get("cpu", 0.0))
+    return StepUsage(
+        cpu_avg=cpu, cpu_peak=cpu, memory_peak_mb=usage.get("memory_mb", demand.get("memory_mb", 0.0))
+    )
 
 
 def _task(call: Call, ran: set[str], t0: float) -> Task:
@@ -88,7 +102,12 @@ def _record(call: Call, t0: float) -> StepRecord:
     outcome = call.outcome or "ok"
     error = call.error if outcome == "failed" else (call.error or (None if outcome == "ok" else outcome))
     return StepRecord(
-        id=lease.id, status=_STATUS[outcome], start=max(0.0, start), end=max(0.0, end), error=error
+        id=lease.id,
+        usage=step_usage(call.usage, lease.demand),
+        status=_STATUS[outcome],
+        start=max(0.0, start),
+        end=max(0.0, end),
+        error=error,
     )
 
 
@@ -123,3 +142,93 @@ def calls_trace(
         status="ok" if all(s.status == "ok" for s in steps) else "failed",
         steps=steps,
     )
+
+
+class Admissions:
+    """The ready positions (1, 2, ...) of the admitted calls, counted in a Fenwick tree.
+
+    :meth:`after` is how many admitted calls became ready after position ``seq``: for a call
+    still waiting, how many later calls have passed over it (they were all admitted while it
+    waited). Both take O(log n), so the fairness rule costs little however long the queue.
+    """
+
+    def __init__(self) -> None:
+        self._tree = [0]
+        self._total = 0
+
+    def _prefix(self, seq: int) -> int:
+        found = 0
+        while seq > 0:
+            found += self._tree[seq]
+            seq &= seq - 1
+        return found
+
+    def grow(self, seq: int) -> None:
+        """Make room for positions up to ``seq`` (each new one counts no admission yet)."""
+        while len(self._tree) <= seq:
+            i = len(self._tree)
+            self._tree.append(self._prefix(i - 1) - self._prefix(i - (i & -i)))
+
+    def add(self, seq: int) -> None:
+        """Count the admission of the call ready at position ``seq``."""
+        self._total += 1
+        while seq < len(self._tree):
+            self._tree[seq] += 1
+            seq += seq & -seq
+
+    def after(self, seq: int) -> int:
+        """How many admitted calls became ready after position ``seq``."""
+        return self._total - self._prefix(seq)
+
+
+class OverDeclared(UserWarning):
+    """A call was measured to use more than the demand it was admitted with (the guard trusted less)."""
+
+
+def checked_amounts(call: str, what: str, amounts: Mapping[str, float]) -> dict[str, float]:
+    """``amounts`` as floats, each resource a non-empty name and each amount finite and >= 0."""
+    found: dict[str, float] = {}
+    for resource, amount in amounts.items():
+        if (
+            not isinstance(resource, str)
+            or not resource
+            or isinstance(amount, bool)
+            or not isinstance(amount, int | float)
+            or not 0 <= amount < float("inf")
+        ):
+            raise GovernorError(f"call {call!r}: {what} {resource!r}: {amount!r} is not a finite number >= 0")
+        found[resource] = float(amount)
+    return found
+
+
+def warn_over(lease: Lease, used: Mapping[str, float]) -> None:
+    """Warn (:class:`OverDeclared`) when a call used more of a resource than it was admitted with."""
+    over = [(r, lease.demand.get(r, 0.0), v) for r, v in sorted(used.items()) if v > lease.demand.get(r, 0.0)]
+    if over:
+        listed = ", ".join(f"{r} {v:g} measured against {d:g} declared" for r, d, v in over)
+        warnings.warn(f"call {lease.id!r} used more than it declared: {listed}", OverDeclared, stacklevel=3)
+
+
+def wake(call: Call) -> None:
+    """Wake the call's waiter: a thread's event, or an asyncio future through its own loop."""
+    waiter = call.waiter
+    if isinstance(waiter, threading.Event):
+        waiter.set()
+        return
+    loop, future = waiter
+    withdrawn = call.state == "withdrawn"
+
+    def resolve() -> None:
+        if future.done():
+            return
+        if withdrawn:
+            future.set_exception(
+                GovernorError(f"call {call.id!r} was withdrawn while it waited ({call.error})")
+            )
+        else:
+            future.set_result(None)
+
+    try:
+        loop.call_soon_threadsafe(resolve)
+    except RuntimeError:  # its loop has closed: nobody waits for the lease any more
+        log.warning("call %s was admitted after its event loop closed", call.id)

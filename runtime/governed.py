@@ -58,7 +58,14 @@ class Governed:
         """Block until admitted (the governor's)."""
         raise NotImplementedError
 
-    def release(self, lease: Lease, *, outcome: CallOutcome = "ok", error: str | None = None) -> None:
+    def release(
+        self,
+        lease: Lease,
+        *,
+        outcome: CallOutcome = "ok",
+        error: str | None = None,
+        usage: Mapping[str, float] | None = None,
+    ) -> None:
         """End a call (the governor's)."""
         raise NotImplementedError
 
@@ -119,6 +126,9 @@ class Governed:
     ) -> Any:
         """Decorate an async or sync callable: each call of it is admitted first, released at its end.
 
+        A sync callable blocks its thread until admitted: run it in a thread
+        (``await asyncio.to_thread(f, ...)``) from async code.
+
         Parameters
         ----------
         fn
@@ -129,9 +139,6 @@ class Governed:
             The tool name the profile store is asked (default: the name).
         demand, expected
             As :meth:`acquire`'s; without ``demand``, the profile store's for the tool.
-
-        A sync callable blocks its thread until admitted (run it in a thread:
-        ``await asyncio.to_thread(f, ...)``).
         """
 
         def wrap(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -38,8 +38,8 @@ with outcome ``cancelled``: its share is free before the cancellation goes on.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime
+import itertools
 import logging
 import threading
 import time
@@ -49,21 +49,34 @@ from typing import Any
 from peakopt.models import Machine
 from peakopt.oracle.dispatch import admitted, clamped_needs
 from peakopt.oracle.online import OnlinePolicy
-from peakopt.runtime.calls import Call, calls_trace
+from peakopt.runtime.calls import (
+    Admissions,
+    Call,
+    OverDeclared,
+    calls_trace,
+    checked_amounts,
+    wake,
+    warn_over,
+)
+from peakopt.runtime.events import EventHub
 from peakopt.runtime.governed import Governed
 from peakopt.runtime.leases import (
     OUTCOMES,
     CallOutcome,
+    CountCap,
     GovernorError,
     GovernorEvent,
     GovernorStatus,
     Lease,
+    ReadyOrder,
     named_live_policy,
 )
 from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.trace import Trace
 
 log = logging.getLogger(__name__)
+
+__all__ = ["BYPASS", "Governor", "OverDeclared"]
 
 #: How many later calls may pass over a waiting one before capacity is reserved for it.
 BYPASS = 16
@@ -118,13 +131,13 @@ class Governor(Governed):
         self._free = list(self.capacity)
         self._names: dict[str, int] = {}
         self._seq = 0
+        # the free capacity and the last ready position of an event that admitted nothing
+        self._quiet: tuple[tuple[float, ...], int] | None = None
+        self._admissions = Admissions()  # by ready order: how many later calls overtook a waiting one
         self._counts = [0, 0]  # admitted, released
         self._t0: float | None = None
         self._wall = ""
-        self._listeners: list[Callable[[GovernorEvent], None]] = []
-        self._events: list[GovernorEvent] = []
-        self._delivery = threading.Lock()
-        self._local = threading.local()
+        self._hub = EventHub()
 
     # -- asking, waiting, releasing --------------------------------------------------------
 
@@ -192,18 +205,38 @@ class Governor(Governed):
             raise GovernorError(f"call {call.id!r} was withdrawn while it waited ({call.error})")
         return call.lease
 
-    def release(self, lease: Lease, *, outcome: CallOutcome = "ok", error: str | None = None) -> None:
+    def release(
+        self,
+        lease: Lease,
+        *,
+        outcome: CallOutcome = "ok",
+        error: str | None = None,
+        usage: Mapping[str, float] | None = None,
+    ) -> None:
         """End a call: its share is free at once and the calls it makes fit are admitted.
 
         Releasing twice does nothing; releasing a waiting call withdraws it.
 
+        Parameters
+        ----------
+        lease
+            The call.
+        outcome, error
+            How it ended, and why it failed.
+        usage
+            What it was measured to use at its peak, per resource (``memory_mb``, ``cpu``...):
+            recorded in the trace (``peakopt score --demand measured``) and the spans, learnt by
+            the profile store, and warned about (:class:`OverDeclared`) where it exceeds the demand
+            the call was admitted with.
+
         Raises
         ------
         GovernorError
-            For a lease of another governor, or an unknown outcome.
+            For a lease of another governor, an unknown outcome or a bad usage.
         """
         if outcome not in OUTCOMES:
             raise GovernorError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+        used = checked_amounts(lease.id, "usage", usage) if usage is not None else None
         with self._lock:
             call = self._calls.get(lease.id)
             if call is None or call.lease.requested_at != lease.requested_at:
@@ -212,14 +245,22 @@ class Governor(Governed):
                 return
             now = self.clock()
             if call.state == "running":
+                call.usage = used
                 self._end(call, now, outcome, error)
                 woken = self._dispatch(now)
             else:  # its waiter learns it was withdrawn
                 self._withdraw(call, now, error or f"released while waiting ({outcome})")
                 woken = [call, *self._dispatch(now)]
         self._after(woken)
+        if used is not None:
+            warn_over(call.lease, used)
 
     # -- what the governor knows -----------------------------------------------------------
+
+    @property
+    def started(self) -> float | None:
+        """When the first call asked, on the governor's clock (the trace's time 0); None before."""
+        return self._t0
 
     def status(self) -> GovernorStatus:
         """Capacities, what the running calls hold, the running and the waiting calls."""
@@ -245,15 +286,7 @@ class Governor(Governed):
         Listeners run outside the governor's lock (they may call it), one event at a time; an
         exception in one is logged, never raised into the call that caused the event.
         """
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._hub.subscribe(listener)
 
     def trace(self) -> Trace:
         """The trace of every call that has ended so far (see :mod:`peakopt.runtime.calls`).
@@ -332,19 +365,7 @@ class Governor(Governed):
             demand = found
         if expected is None and self.profiles is not None:
             expected = self.profiles.expected(key)
-        wanted: dict[str, float] = {}
-        for resource, amount in demand.items():
-            if (
-                not isinstance(resource, str)
-                or not resource
-                or isinstance(amount, bool)
-                or not isinstance(amount, int | float)
-                or not 0 <= amount < float("inf")
-            ):
-                raise GovernorError(
-                    f"call {name!r}: demand {resource!r}: {amount!r} is not a finite number >= 0"
-                )
-            wanted[resource] = float(amount)
+        wanted = checked_amounts(name, "demand", demand)
         if expected is not None and not 0 <= expected < float("inf"):
             raise GovernorError(f"call {name!r}: expected {expected!r} is not a finite number >= 0")
         return wanted, expected
@@ -360,58 +381,77 @@ class Governor(Governed):
 
     def _make_ready(self, call: Call, now: float) -> None:
         self._seq += 1
+        self._admissions.grow(self._seq)
         call.state, call.seq, call.ready_at = "ready", self._seq, now
         self._ready.append(call)
 
     def _owed(self, call: Call, now: float) -> bool:
         """Whether no later call may pass over ``call`` any more (the fairness rule)."""
-        return call.passed >= self.bypass or (
+        return self._admissions.after(call.seq) >= self.bypass or (
             self.patience is not None and now - call.ready_at >= self.patience
         )
 
     def _candidates(self, now: float) -> tuple[list[Call], bool]:
         """The ready calls to try, in order, and whether the first that does not fit blocks the rest."""
-        owed = [c for c in self._ready if self._owed(c, now)]
-        if owed:  # the capacity is reserved for them: only they may go, in order
-            return owed, True
+        ready = self._ready
+        # the owed calls are the oldest ready ones (the older, the more passed over and the longer waiting)
+        owed = list(itertools.takewhile(lambda c: self._owed(c, now), ready))
+        strict = self._strict or bool(owed)
+        policy = self.policy
+        if isinstance(policy, ReadyOrder):  # the named policies, without building their arguments
+            chosen = owed or ready
+        elif isinstance(policy, CountCap):
+            chosen = (owed or ready)[: max(0, policy.limit - len(self._running))]
+        else:
+            chosen = self._picked(now, owed)
+        if not chosen and not self._running:
+            chosen, strict = ready[:1], True  # nothing runs: the oldest fits, whatever the policy says
+        return chosen, strict
+
+    def _picked(self, now: float, owed: list[Call]) -> list[Call]:
+        """What a plug-in policy picks, in its order (among the owed calls, in ready order, if any)."""
         t0 = self._t0 or 0.0
         ids = [c.id for c in self._ready]
         free = dict(zip(self.resources, self._free, strict=True))
         running = {c.id: (c.lease.admitted_at or t0) - t0 for c in self._running.values()}
         try:
-            picked = list(self.policy(now - t0, ids, running, free))
+            picked = list(dict.fromkeys(self.policy(now - t0, ids, running, free)))
         except Exception:
             log.exception("policy %s raised; trying the ready calls in ready order", self.policy_name)
             picked = ids
         by_id = {c.id: c for c in self._ready}
-        chosen = list({c.id: c for c in (by_id.get(i) for i in picked) if c is not None}.values())
-        if len(chosen) < len(set(picked)):
+        if not set(picked) <= by_id.keys():
             log.error("policy %s picked calls that are not ready; they are passed over", self.policy_name)
-        if not chosen and not self._running:
-            chosen = self._ready[:1]  # nothing runs: the oldest fits, whatever the policy says
-        return chosen, self._strict
+        if owed:  # the capacity is reserved for them: only they may go, in ready order
+            chosen = set(picked)
+            return [c for c in owed if c.id in chosen]
+        return [by_id[i] for i in picked if i in by_id]
 
     def _dispatch(self, now: float) -> list[Call]:
         """Admit what the policy picks, the guard lets through and the fairness rule allows."""
         if not self._ready:
             return []
         order, strict = self._candidates(now)
+        quiet, self._quiet = self._quiet, None
+        if quiet is not None and quiet[0] == tuple(self._free) and isinstance(self.policy, ReadyOrder):
+            # nothing fitted this free capacity at the last event and no call has left the queue
+            # since: only the calls ready since can fit now (so a burst costs each call one check)
+            order = [] if strict else [c for c in order if c.seq > quiet[1]]
         fit = {
-            order[p].id
-            for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
+            order[p] for p in admitted(range(len(order)), [c.needs for c in order], self._free, strict=strict)
         }
+        if not fit:
+            self._quiet = (tuple(self._free), self._seq)
+            return []
         woken: list[Call] = []
         older: list[Call] = []  # calls ready before the current one that stay waiting
-        blocked = False
         for call in self._ready:  # in ready order: who passes over whom
-            if call.id in fit and not blocked:
-                for waiting in older:
-                    waiting.passed += 1
-                    blocked = blocked or self._owed(waiting, now)
+            # the oldest waiting call is the most passed over: once it is owed, nothing later goes
+            if call in fit and not (older and self._owed(older[0], now)):
+                self._admissions.add(call.seq)
                 woken.append(call)
             else:
                 older.append(call)
-                blocked = blocked or self._owed(call, now)
         for call in woken:
             self._start(call, now)
         self._ready = older
@@ -421,7 +461,10 @@ class Governor(Governed):
         for k, amount, _ in call.needs:
             self._free[k] -= amount
         call.state = "running"
-        call.lease = dataclasses.replace(call.lease, admitted_at=now)
+        old = call.lease
+        call.lease = Lease(
+            old.id, old.name, old.tool, old.demand, old.requested_at, now, old.depends_on, old.expected
+        )
         self._running[call.id] = call
         self._counts[0] += 1
         self._emit("admitted", call, now)
@@ -441,6 +484,7 @@ class Governor(Governed):
     def _withdraw(self, call: Call, now: float, why: str) -> None:
         if call in self._ready:
             self._ready.remove(call)
+            self._quiet = None  # the call that blocked the others may be gone
         call.state, call.ended_at, call.error = "withdrawn", now, why
         self._emit("withdrawn", call, now, error=why)
         self._unblock(call, now)
@@ -455,13 +499,15 @@ class Governor(Governed):
     def _learn(self, call: Call, now: float, outcome: CallOutcome) -> None:
         lease = call.lease
         if self.profiles is not None and outcome == "ok" and lease.admitted_at is not None:
-            self.profiles.observe(lease.tool or lease.name, seconds=now - lease.admitted_at)
+            self.profiles.observe(
+                lease.tool or lease.name, seconds=now - lease.admitted_at, demand=call.usage
+            )
 
     def _emit(
         self, kind: Any, call: Call, now: float, outcome: CallOutcome | None = None, error: str | None = None
     ) -> None:
-        if self._listeners:
-            self._events.append(GovernorEvent(kind, call.lease, now, outcome, error))
+        if self._hub.listened:
+            self._hub.put(GovernorEvent(kind, call.lease, now, outcome, error, call.usage))
 
     # -- outside the lock ------------------------------------------------------------------
 
@@ -487,52 +533,5 @@ class Governor(Governed):
     def _after(self, woken: list[Call]) -> None:
         """Wake the admitted waiters, then deliver the events."""
         for call in woken:
-            _wake(call)
-        self._deliver()
-
-    def _deliver(self) -> None:
-        if getattr(self._local, "delivering", False):
-            return  # a listener's own call: the loop below delivers its events too
-        self._local.delivering = True
-        try:
-            while True:
-                with self._delivery:
-                    with self._lock:
-                        events, self._events = self._events, []
-                        listeners = list(self._listeners)
-                    if not events:
-                        return
-                    for event in events:
-                        for listener in listeners:
-                            try:
-                                listener(event)
-                            except Exception:
-                                log.exception(
-                                    "a governor listener raised on %s %s", event.kind, event.lease.id
-                                )
-        finally:
-            self._local.delivering = False
-
-
-def _wake(call: Call) -> None:
-    waiter = call.waiter
-    if isinstance(waiter, threading.Event):
-        waiter.set()
-        return
-    loop, future = waiter
-    withdrawn = call.state == "withdrawn"
-
-    def resolve() -> None:
-        if future.done():
-            return
-        if withdrawn:
-            future.set_exception(
-                GovernorError(f"call {call.id!r} was withdrawn while it waited ({call.error})")
-            )
-        else:
-            future.set_result(None)
-
-    try:
-        loop.call_soon_threadsafe(resolve)
-    except RuntimeError:  # its loop has closed: nobody waits for the lease any more
-        log.warning("call %s was admitted after its event loop closed", call.id)
+            wake(call)
+        self._hub.deliver()

@@ -60,8 +60,8 @@ class Lease:
     id: str
     name: str
     tool: str | None
-    demand: Mapping[str, float]
-    requested_at: float
+    demand: Mapping[str, float] = field(hash=False)  # a dict: leases hash by the other fields
+    requested_at: float = 0.0
     admitted_at: float | None = None
     depends_on: tuple[str, ...] = ()
     expected: float | None = None
@@ -86,6 +86,8 @@ class GovernorEvent:
         When, on the governor's clock.
     outcome, error
         How a released call ended, and why it failed (``released`` events only).
+    usage
+        What a released call was measured to use, when its release said.
     """
 
     kind: EventKind
@@ -93,6 +95,7 @@ class GovernorEvent:
     time: float
     outcome: CallOutcome | None = None
     error: str | None = None
+    usage: Mapping[str, float] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True)

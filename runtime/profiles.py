@@ -74,6 +74,11 @@ class ProfileStore:
                 for r in resources
             }
 
+    def samples(self, tool: str) -> list[dict[str, Any]]:
+        """The tool's samples kept (the last :data:`WINDOW`), oldest first; empty for an unknown tool."""
+        with self._lock:
+            return [dict(s, demand=dict(s["demand"])) for s in self._samples.get(tool, ())]
+
     def expected(self, tool: str) -> float | None:
         """The p90 of the tool's measured seconds; None when unknown or never timed."""
         with self._lock:
@@ -129,14 +134,18 @@ class ProfileStore:
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("the profile store has no file: give save() a path")
+        target.write_text(self.to_json(), encoding="utf-8")
+        return target
+
+    def to_json(self) -> str:
+        """The store as the JSON document :meth:`save` writes."""
         with self._lock:
             data = {
                 "format": STORE_FORMAT,
                 "version": 1,
-                "tools": {t: {"samples": s} for t, s in self._samples.items()},
+                "tools": {t: {"samples": s} for t, s in sorted(self._samples.items())},
             }
-        target.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        return target
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def _read(path: Path) -> dict[str, list[dict[str, Any]]]:
