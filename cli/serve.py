@@ -52,6 +52,13 @@ TTL = 30.0
     help="Which waiting requests go first: admission, admission:strict (FIFO), cap:K or serial.",
 )
 @click.option(
+    "--profiles",
+    "profiles_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A profile store (peakopt profile --store FILE), read at the start: the demand and "
+    "expected duration of a call that declares none, by its tool (else its name).",
+)
+@click.option(
     "--log",
     "log_path",
     metavar="FILE",
@@ -72,6 +79,7 @@ def serve(
     port: int,
     ttl: float,
     policy: str,
+    profiles_path: str | None,
     log_path: str | None,
     trace_path: str | None,
 ) -> None:
@@ -93,11 +101,11 @@ def serve(
     from peakopt.cli.serve_setup import open_service
     from peakopt.runtime.sidecar_server import serve as run_service
 
-    inputs = (*paths, machine_ref)
+    inputs = (*paths, machine_ref, *([profiles_path] if profiles_path else []))
     log_out = claim(log_path, inputs, option="--log")
     trace_out = claim(trace_path, inputs, option="--trace")
     service, sock = open_service(
-        paths, machine_ref, host=host, port=port, ttl=ttl, policy=policy, log=log_out
+        paths, machine_ref, host=host, port=port, ttl=ttl, policy=policy, log=log_out, profiles=profiles_path
     )
     bound = sock.getsockname()
     machine = service.governor.machine

@@ -13,7 +13,8 @@ from peakopt.cli.outputs import Output
 from peakopt.cli.runs import machine_for
 from peakopt.cli.targets import read_each
 from peakopt.models import Machine
-from peakopt.runtime.leases import GovernorError
+from peakopt.runtime.leases import GovernorError, named_live_policy
+from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.sidecar_server import Service, build, listen
 
 
@@ -59,9 +60,15 @@ def open_service(
     ttl: float,
     policy: str,
     log: Output | None,
+    profiles: str | None = None,
 ) -> tuple[Service, socket.socket]:
     """The service for the machine ``ref`` names, and its socket, bound (nothing is served yet)."""
     machine = serve_machine(paths, ref)
+    store = ProfileStore(profiles) if profiles is not None else None  # a bad file: one Error line
+    try:
+        named_live_policy(policy)  # refused before the port is taken
+    except GovernorError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--policy'") from None
     if not loopback(host):
         warn(
             f"--host {host}: the service has no authentication, and any machine that reaches "
@@ -69,7 +76,9 @@ def open_service(
         )
     sock = bind(host, port)
     try:
-        service = build(machine, ttl=ttl, policy=policy, log=None if log is None else log.target)
+        service = build(
+            machine, ttl=ttl, policy=policy, profiles=store, log=None if log is None else log.target
+        )
     except GovernorError as exc:
         sock.close()
         raise click.BadParameter(str(exc), param_hint="'--policy'") from None

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -30,6 +29,7 @@ from fastapi import FastAPI
 from peakopt.models import Machine
 from peakopt.runtime.governor import Governor
 from peakopt.runtime.leases import GovernorError
+from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.sidecar import Sidecar
 from peakopt.runtime.sidecar_api import create_app
 from peakopt.runtime.sidecar_log import EventLog
@@ -89,7 +89,7 @@ def build(
     *,
     ttl: float,
     policy: str = "admission",
-    profiles: Any = None,
+    profiles: ProfileStore | None = None,
     log: str | Path | None = None,
     clock: Callable[[], float] = time.monotonic,
     sweep_every: float | None = None,

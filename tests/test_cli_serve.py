@@ -62,6 +62,7 @@ def test_bad_invocations_are_one_line_and_serve_nothing(tmp_path: Path) -> None:
     two = tmp_path / "two.json"
     two.write_text(json.dumps([BOX.model_dump(), Machine(name="other", capacity={"cpu": 1}).model_dump()]))
     (tmp_path / "dir").mkdir()
+    (tmp_path / "bad-store.json").write_text('{"format": "peakopt-profiles", "tools": ')
     cases = [
         (
             ["--machine", "nope"],
@@ -77,13 +78,19 @@ def test_bad_invocations_are_one_line_and_serve_nothing(tmp_path: Path) -> None:
         (["--machine", str(box), "--host", "no.such.host.invalid"], 2, "is not an address of this machine"),
         (["--machine", str(box), "--log", str(tmp_path / "dir")], 1, "is a directory; name a file"),
         (["--machine", str(box), "--log", str(tmp_path / "no" / "log")], 1, "does not exist"),
+        (["--machine", str(box), "--profiles", str(tmp_path / "none.json")], 2, "does not exist"),
+        (["--machine", str(box), "--profiles", str(tmp_path / "bad-store.json")], 1, "bad-store.json"),
         (["--machine", str(box), "--trace", str(box)], 2, "writing it would destroy that input"),
         (["--machine", str(box), "--log", str(box)], 2, "writing it would destroy that input"),
     ]
-    for args, code, says in cases:
-        exit_code, output = run(*args)
-        assert exit_code == code, (args, output)
-        assert says in output and "Traceback" not in output, (args, output)
+    with socket.socket() as taken:  # a case that wrongly got through fails on the port, not serve for ever
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for args, code, says in cases:
+            exit_code, output = run("--port", port, *args)  # a case's own --port comes last, and wins
+            assert exit_code == code, (args, output)
+            assert says in output and "Traceback" not in output and "in use" not in output, (args, output)
     assert not (tmp_path / "dir" / "log").exists()
 
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from sidecar_helpers import Clock, client, service
 
 from peakopt.cli.main import cli
+from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.sidecar_log import check_run, read_runs
 from peakopt.runtime.sidecar_server import Service
 
@@ -233,3 +234,17 @@ def test_the_trace_is_scored_by_peakopt_score(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     [row] = [json.loads(line) for line in result.stdout.splitlines()]
     assert row["safe"] is True and row["makespan"] == pytest.approx(4.0)
+
+
+def test_a_call_without_a_demand_takes_its_tools_from_the_profile_store(tmp_path: Path) -> None:
+    store = ProfileStore(tmp_path / "profiles.json")
+    for seconds, memory in ((1.0, 300.0), (2.0, 500.0)):
+        store.observe("embedder", seconds=seconds, demand={"memory_mb": memory})
+
+    async def body(http: httpx.AsyncClient, found: Service, clock: Clock) -> None:
+        lease = await http.post("/v1/admit", json={"name": "embed", "tool": "embedder"})
+        assert lease.status_code == 200 and lease.json()["demand"] == {"memory_mb": 480.0}  # the p90
+        unknown = await http.post("/v1/admit", json={"name": "other"})
+        assert unknown.status_code == 422 and "'other' is not in the profile store" in unknown.json()["error"]
+
+    run(body, profiles=store)
