@@ -48,6 +48,8 @@ CLIENT_OUTCOMES = ("ok", "failed", "cancelled")
 KEEP = 10_000
 #: The longest a single admit or wait call may wait (seconds).
 MAX_WAIT = 300.0
+#: Loop steps an admit gives the governor to announce its request (one is enough; more is a bug).
+STEPS = 100
 
 
 class RequestError(PeakoptError):
@@ -152,7 +154,9 @@ class Sidecar:
             _ASKING.reset(token)
         ticket.task.add_done_callback(_retrieved)
         # the task's first step registers the request (its "requested" event) or refuses it
-        while ticket.lease is None and not ticket.task.done():
+        for _ in range(STEPS):
+            if ticket.lease is not None or ticket.task.done():
+                break
             await asyncio.sleep(0)
         if ticket.lease is None:
             _raise_refusal(ticket.task)
@@ -318,12 +322,15 @@ class Sidecar:
 
 def _raise_refusal(task: asyncio.Task[Lease]) -> None:
     """The governor refused the request before registering it: its reason, as a 422."""
+    if not task.done():  # it neither announced nor refused the request: never leave it behind
+        task.cancel()
+        raise RuntimeError("the governor did not announce the request in its first steps")
     exc = task.exception()
     if isinstance(exc, GovernorError):
         raise RequestError(422, str(exc)) from None
     if exc is not None:
         raise exc
-    raise RuntimeError("the governor admitted a request it never announced")  # pragma: no cover
+    raise RuntimeError("the governor admitted a request it never announced")
 
 
 def _retrieved(task: asyncio.Task[Lease]) -> None:

@@ -194,3 +194,19 @@ def test_the_ttl_must_be_positive_and_finite() -> None:
     for ttl in (0.0, -1.0, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="ttl must be a positive number"):
             service(ttl)
+
+
+def test_an_admit_the_governor_never_announces_fails_and_leaves_no_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def body(sidecar: Sidecar, clock: Clock) -> None:
+        async def silent(name: str, **kwargs: object) -> None:
+            await asyncio.sleep(3600)
+
+        monkeypatch.setattr(sidecar.governor, "acquire", silent)
+        with pytest.raises(RuntimeError, match="did not announce the request"):
+            await sidecar.admit("a", demand={}, wait=0)
+        await asyncio.sleep(0)
+        assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+    run(body)
