@@ -36,20 +36,24 @@ class Group(click.Group):
         An interrupt (Ctrl-C, SIGTERM) the command does not handle itself is
         one ``Interrupted`` line, exit 130 (143 for SIGTERM).
         """
-        # here, not at the top: --help and --version never get this far, and must not load pydantic
-        from peakopt.models import PeakoptError
-
         try:
             return super().invoke(ctx)
-        except PeakoptError as exc:
-            raise click.ClickException(str(exc)) from None
-        except OSError as exc:  # a disk that fills up, a file that vanishes: still one line
-            if exc.errno == errno.EPIPE:  # stdout's reader went away: click ends quietly
-                raise
-            where = f"{exc.filename}: " if exc.filename else ""
-            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
         except KeyboardInterrupt as exc:
             interrupted(exc)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise  # click's own: a usage error, --help, an abort
+        except Exception as exc:
+            # imported only once something failed: a command's --help comes through here, and
+            # must not load pydantic (peakopt.models) to print its options
+            from peakopt.models import PeakoptError
+
+            if isinstance(exc, PeakoptError):
+                raise click.ClickException(str(exc)) from None
+            if not isinstance(exc, OSError) or exc.errno == errno.EPIPE:
+                raise  # EPIPE: stdout's reader went away, click ends quietly
+            # a disk that fills up, a file that vanishes: still one line
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise click.ClickException(f"{where}{exc.strerror or exc}") from None
 
 
 #: The signals that stop a run.

@@ -78,6 +78,10 @@ COMMANDS: dict[str, Entry] = {
         "peakopt.cli.run:run_command",
         "Run a workflow's shell commands on this machine under a machine's capacities.",
     ),
+    "serve": Entry(
+        "peakopt.cli.serve:serve",
+        "Serve the governor over HTTP: admit, wait, heartbeat, release, status, trace, metrics.",
+    ),
     "plot": Entry(
         "peakopt.cli.plot:plot",
         "Draw schedules of one workflow side by side: Gantt chart above the load on each resource.",

@@ -134,7 +134,7 @@ def test_the_completion_script_is_there(shell: str, says: str) -> None:
 
 
 def test_completion_of_command_names_and_options() -> None:
-    assert complete("peakopt s") == ["schema", "solve", "schedule", "score", "stress"]
+    assert complete("peakopt s") == ["schema", "solve", "schedule", "score", "stress", "serve"]
     assert "--time-limit" in complete("peakopt solve --ti")
     assert complete("peakopt --") == ["--version", "--help"]
     assert complete("peakopt plot bundled:refund --sch") == ["--schedules"]  # not the hidden old spelling
