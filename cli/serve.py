@@ -29,7 +29,13 @@ TTL = 30.0
     help="The machine whose capacities every request is admitted under: a machine file, "
     "bundled:NAME, or the name of a machine of the INPUT files.",
 )
-@click.option("--host", default=HOST, show_default=True, help="The address to bind (this machine only).")
+@click.option(
+    "--host",
+    default=HOST,
+    show_default=True,
+    metavar="ADDRESS",
+    help="The address to bind (this machine only).",
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -47,6 +53,7 @@ TTL = 30.0
 )
 @click.option(
     "--policy",
+    metavar="NAME",
     default="admission",
     show_default=True,
     help="Which waiting requests go first: admission, admission:strict (FIFO), cap:K or serial.",
@@ -99,7 +106,7 @@ def serve(
     from peakopt.cli.group import Interrupted, interrupted
     from peakopt.cli.outputs import claim
     from peakopt.cli.serve_setup import open_service
-    from peakopt.runtime.sidecar_server import serve as run_service
+    from peakopt.runtime.sidecar_server import run_service
 
     inputs = (*paths, machine_ref, *([profiles_path] if profiles_path else []))
     log_out = claim(log_path, inputs, option="--log")

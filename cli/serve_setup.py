@@ -15,7 +15,7 @@ from peakopt.cli.targets import read_each
 from peakopt.models import Machine
 from peakopt.runtime.leases import GovernorError, named_live_policy
 from peakopt.runtime.profiles import ProfileStore
-from peakopt.runtime.sidecar_server import Service, build, listen
+from peakopt.runtime.sidecar_server import Service, build_service, listen
 
 
 def serve_machine(paths: tuple[str, ...], ref: str) -> Machine:
@@ -76,7 +76,7 @@ def open_service(
         )
     sock = bind(host, port)
     try:
-        service = build(
+        service = build_service(
             machine, ttl=ttl, policy=policy, profiles=store, log=None if log is None else log.target
         )
     except GovernorError as exc:

@@ -154,7 +154,7 @@ def view(sidecar: Sidecar, ticket: Ticket) -> LeaseView:
     )
 
 
-def answer(sidecar: Sidecar, ticket: Ticket) -> JSONResponse:
+def ticket_answer(sidecar: Sidecar, ticket: Ticket) -> JSONResponse:
     """200 with the lease once admitted (or ended), 202 while it waits."""
     code = 202 if ticket.state == "waiting" else 200
     return JSONResponse(view(sidecar, ticket).model_dump(mode="json"), status_code=code)
@@ -237,7 +237,7 @@ def _routes(app: FastAPI, sidecar: Sidecar, metrics: Metrics) -> None:
             expected=body.expected,
             wait=body.wait,
         )
-        return answer(sidecar, ticket)
+        return ticket_answer(sidecar, ticket)
 
     @app.post(
         "/v1/wait",
@@ -248,7 +248,7 @@ def _routes(app: FastAPI, sidecar: Sidecar, metrics: Metrics) -> None:
     )
     async def wait(body: WaitRequest) -> JSONResponse:
         """Wait up to ``wait`` more seconds for a request answered 202 (an admitted one answers at once)."""
-        return answer(sidecar, await sidecar.wait(body.id, body.wait))
+        return ticket_answer(sidecar, await sidecar.wait(body.id, body.wait))
 
     @app.post("/v1/heartbeat", response_model=LeaseView, responses=errors(404, 409, 410, 422))
     async def heartbeat(body: LeaseRef) -> LeaseView:

@@ -34,7 +34,7 @@ from peakopt.oracle.dispatch import LOAD_SLACK, clamped_needs, fits
 from peakopt.runtime.leases import GovernorEvent
 
 #: The kinds of line of a log, in a lease's order (``expired`` and ``withdrawn`` end one too).
-KINDS = ("start", "requested", "admitted", "released", "expired", "withdrawn", "stop")
+EVENT_KINDS = ("start", "requested", "admitted", "released", "expired", "withdrawn", "stop")
 #: The kinds that end a request.
 ENDS = ("released", "expired", "withdrawn")
 

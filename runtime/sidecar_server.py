@@ -1,9 +1,9 @@
 """Running the sidecar: the governor, its leases, log and metrics as one service, served by uvicorn.
 
-:func:`build` wires a :class:`~peakopt.runtime.governor.Governor` to a
+:func:`build_service` wires a :class:`~peakopt.runtime.governor.Governor` to a
 :class:`~peakopt.runtime.sidecar.Sidecar`, the event log and the metrics, and makes the ASGI app;
 :func:`listen` binds the socket first (so a port in use is one error before anything starts, and
-port 0 picks a free one that is known before serving); :func:`serve` runs uvicorn on it until
+port 0 picks a free one that is known before serving); :func:`run_service` runs uvicorn on it until
 SIGINT or SIGTERM. On the signal the sidecar stops at once — long polls answer 503, waiting
 requests are withdrawn, held leases released (``cancelled``, "the service stopped") — so that
 uvicorn's graceful shutdown has no poll to wait for; the signal is returned, not re-raised, for
@@ -37,7 +37,7 @@ from peakopt.runtime.sidecar_metrics import Metrics
 from peakopt.runtime.trace import trace_json
 
 #: Seconds uvicorn waits for open requests once stopping (polls have been answered by then).
-GRACE = 5
+SHUTDOWN_GRACE = 5
 #: The signals that stop the service.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -84,7 +84,7 @@ class Service:
             self.log.stop(self.sidecar.clock() - self.sidecar.t0, self.sidecar.counts)
 
 
-def build(
+def build_service(
     machine: Machine,
     *,
     ttl: float,
@@ -175,7 +175,7 @@ class _Server(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-def serve(service: Service, sock: socket.socket) -> int | None:
+def run_service(service: Service, sock: socket.socket) -> int | None:
     """Serve until SIGINT or SIGTERM (or :attr:`uvicorn.Server.should_exit`); the signal, if one."""
     loop_box: list[asyncio.AbstractEventLoop] = []
 
@@ -189,7 +189,7 @@ def serve(service: Service, sock: socket.socket) -> int | None:
         log_level="warning",
         access_log=False,
         lifespan="on",
-        timeout_graceful_shutdown=GRACE,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
         log_config=None,
     )
     server = _Server(config, on_stop)

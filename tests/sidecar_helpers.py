@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 
 from peakopt.models import Machine
-from peakopt.runtime.sidecar_server import Service, build
+from peakopt.runtime.sidecar_server import Service, build_service
 
 #: The machine of the in-process tests: 1000 MiB and 2 cores.
 BOX = Machine(name="box", capacity={"memory_mb": 1000, "cpu": 2})
@@ -39,7 +39,7 @@ def service(
     ttl: float = 10.0, *, log: Path | None = None, clock: Clock | None = None, **more: object
 ) -> Service:
     """A service on :data:`BOX` whose expiry sweeps only run when the test calls them."""
-    return build(BOX, ttl=ttl, log=log, clock=clock or Clock(), sweep_every=3600.0, **more)  # type: ignore[arg-type]
+    return build_service(BOX, ttl=ttl, log=log, clock=clock or Clock(), sweep_every=3600.0, **more)  # type: ignore[arg-type]
 
 
 @contextlib.asynccontextmanager

@@ -18,9 +18,9 @@ OUTPUT = ROOT / "docs" / "serve-openapi.json"
 def render() -> str:
     """The app's OpenAPI schema as indented JSON (the machine does not enter it)."""
     from peakopt.models import Machine
-    from peakopt.runtime.sidecar_server import build
+    from peakopt.runtime.sidecar_server import build_service
 
-    service = build(Machine(name="any", capacity={"cpu": 1}), ttl=30.0)
+    service = build_service(Machine(name="any", capacity={"cpu": 1}), ttl=30.0)
     return json.dumps(service.app.openapi(), indent=2, ensure_ascii=False) + "\n"
 
 
