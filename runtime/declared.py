@@ -107,6 +107,7 @@ class Declared:
         self.gone: set[str] = set()  # declared steps withdrawn or skipped (never run)
         self._told: set[str] = set()  # what the order believes is done
         self.job: Job | None = None
+        self.late: dict[str, tuple[float, float]] = {}  # ended past their due, not re-planned for yet
         self.solving = False
         if options is not None:
             warm()
@@ -164,6 +165,11 @@ class Declared:
 
     # -- re-planning -------------------------------------------------------------------------
 
+    def ended(self, step: str, ran: float) -> None:
+        """A declared call ended after ``ran`` seconds: past its due, the rest is re-planned too."""
+        if self.options is not None and ran >= self.options.due(self.planned[step]):
+            self.late[step] = (ran, self.planned[step])
+
     def overrun(self, now: float, running: Iterable[Call], t0: float, calls: Iterable[Call]) -> bool:
         """Whether a declared call overran (then :attr:`job` holds the re-plan to solve)."""
         if self.options is None or self.solving or self.job is not None:
@@ -173,6 +179,8 @@ class Declared:
         over = {
             s: (now - at, self.planned[s]) for s, at in starts.items() if now - at >= due(self.planned[s])
         }
+        over.update(self.late)
+        self.late = {}
         if not over or not (self.steps.keys() - self.done):
             return False  # no overrun, or nothing left to order
         self.job = self._job(now, over, starts, t0, calls)
@@ -195,7 +203,7 @@ class Declared:
                 if call.ended_at is not None and call.id not in running:
                     ends[call.id] = call.ended_at - t0
         lengths = {s: max(self.planned[s], now - at) for s, at in running.items()}
-        lengths.update({s: ran * OVERRUN_GUESS for s, (ran, _) in over.items()})
+        lengths.update({s: ran * OVERRUN_GUESS for s, (ran, _) in over.items() if s in running})
         # a withdrawn step's dependents ran without it: the rest keeps no edge to it
         tasks = tuple(
             t.model_copy(update={"depends_on": tuple(d for d in t.depends_on if d not in self.gone)})

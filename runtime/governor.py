@@ -346,6 +346,11 @@ class Governor(Governed):
     # -- what the governor knows -----------------------------------------------------------
 
     @property
+    def plan(self) -> Declared | None:
+        """The declared workflow as the governor follows it (its order, its re-plans); None without one."""
+        return self._plan
+
+    @property
     def started(self) -> float | None:
         """When the first call asked, on the governor's clock (the trace's time 0); None before."""
         return self._t0
@@ -623,6 +628,8 @@ class Governor(Governed):
         call.state, call.ended_at, call.outcome, call.error = "ended", now, outcome, error
         self._counts[1] += 1
         self._emit("released", call, now, outcome, error)
+        if self._plan is not None and call.id in self._plan.calls and call.lease.admitted_at is not None:
+            self._plan.ended(call.id, now - call.lease.admitted_at)
         self._learn(call, now, outcome)
         self._unblock(call, now)
 
