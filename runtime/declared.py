@@ -21,6 +21,12 @@ from what has started (:meth:`Declared.pick`): ``fresh()`` and ``skip()`` of an
 :class:`~peakopt.runtime.replan.RestOfPlan`; a plug-in policy of another kind is told through
 its ``skip`` method, if any.
 
+**Fairness under a plan's order.** The order ranks the declared calls among themselves: a
+declared call is passed over by the declared calls the plan puts before it (fewer than the
+workflow's steps: never forever), which do not count towards the governor's ``bypass``, and by
+at most ``bypass`` undeclared ones; an undeclared call counts every call that passes over it.
+Once a call is owed it goes first whatever the plan says (and the order is rebuilt around it).
+
 **Re-planning** (``replan=Replan(...)``): whenever the governor decides (a call asks or one
 ends — the only instants a new order changes anything), a declared call running longer than
 :meth:`Replan.due` of its planned duration makes it re-plan the declared steps not started

@@ -28,6 +28,11 @@ reserved for them. Hence no call is ever passed over more than ``bypass`` times,
 at most until the calls running when it became owed have ended (no starvation, no deadlock:
 with nothing running, any single call fits).
 
+**A declared workflow** (``workflow=`` or :meth:`Governor.declare`): the calls named for its
+steps wait for their dependencies in it and follow a planned order (``robust``, ``optimal``...),
+re-planned on an overrun with ``replan=``; see :mod:`peakopt.runtime.declared`, which also says
+how the fairness rule combines with a plan's order.
+
 **Cancellation and threads.** One lock guards the state; async waiters are woken through their
 loop (``call_soon_threadsafe``), sync ones (:meth:`Governor.acquire_blocking`, for tools in
 threads) through a :class:`threading.Event`. A call cancelled (or timed out) while it waits is
