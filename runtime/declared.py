@@ -47,7 +47,7 @@ from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.oracle.online import OnlinePolicy
 from peakopt.oracle.policies import Positional
 from peakopt.runtime.calls import Call
-from peakopt.runtime.leases import GovernorError
+from peakopt.runtime.leases import CountCap, GovernorError, ReadyOrder, named_live_policy
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
 from peakopt.runtime.trace import ReplanRecord
 
@@ -270,32 +270,43 @@ class Declared:
         self._told = set(self.done)
 
 
-def declared(
-    workflow: Workflow,
-    machine: Machine,
-    policy: str | OnlinePolicy,
-    options: Replan | None,
-    live: Callable[[str], object],
-) -> tuple[Declared, bool]:
-    """The declared workflow under ``policy``; and whether ``policy`` stays a live policy.
+def resolved(
+    policy: str | OnlinePolicy, workflow: Workflow | None, machine: Machine, options: Replan | None
+) -> tuple[OnlinePolicy, Declared | None]:
+    """The governor's live policy and its declared workflow (None without one) for ``policy``.
+
+    With a workflow, a live name or policy stays live (the workflow gives dependencies and
+    demands); any other name is :func:`~peakopt.runtime.policies.named_policy`'s, and it or a
+    policy object orders the declared calls (the undeclared ones then go in ready order).
 
     Raises
     ------
     GovernorError
-        For a policy name that is neither live nor a planned or method name, or a planned
-        policy whose reference has no schedule.
+        ``replan`` or a planned name without a workflow; a name neither live nor a planned or
+        method name; a planned policy whose reference has no schedule.
     """
-    if isinstance(policy, str):
+    if workflow is None:
+        if options is not None:
+            raise GovernorError("replan needs a declared workflow (workflow=...)")
+        if not isinstance(policy, str):
+            return policy, None
         try:
-            live(policy)
-        except GovernorError:
-            from peakopt.runtime.policies import named_policy  # here: it loads the solver
+            return named_live_policy(policy), None
+        except GovernorError as exc:
+            raise GovernorError(f"{exc}; a planned policy needs a declared workflow (workflow=...)") from None
+    name = policy if isinstance(policy, str) else type(policy).__name__
+    if isinstance(policy, ReadyOrder | CountCap):
+        return policy, Declared(workflow, machine, None, name, options)
+    if not isinstance(policy, str):
+        return ReadyOrder(), Declared(workflow, machine, policy, name, options)
+    try:
+        return named_live_policy(policy), Declared(workflow, machine, None, name, options)
+    except GovernorError:
+        pass
+    from peakopt.runtime.policies import named_policy  # here: it loads the solver
 
-            try:
-                order = named_policy(policy, workflow, machine)
-            except PeakoptError as exc:
-                raise GovernorError(f"policy {policy!r} for workflow {workflow.id!r}: {exc}") from exc
-            return Declared(workflow, machine, order, policy, options), False
-        return Declared(workflow, machine, None, policy, options), True
-    name = type(policy).__name__
-    return Declared(workflow, machine, policy, name, options), False
+    try:
+        order = named_policy(policy, workflow, machine)
+    except PeakoptError as exc:
+        raise GovernorError(f"policy {policy!r} for workflow {workflow.id!r}: {exc}") from exc
+    return ReadyOrder(), Declared(workflow, machine, order, name, options)

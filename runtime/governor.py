@@ -63,7 +63,7 @@ from peakopt.runtime.calls import (
     wake,
     warn_over,
 )
-from peakopt.runtime.declared import Declared, declared
+from peakopt.runtime.declared import Declared, resolved
 from peakopt.runtime.events import EventHub
 from peakopt.runtime.governed import Governed
 from peakopt.runtime.leases import (
@@ -75,7 +75,6 @@ from peakopt.runtime.leases import (
     GovernorStatus,
     Lease,
     ReadyOrder,
-    named_live_policy,
 )
 from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.replan import Replan
@@ -159,25 +158,7 @@ class Governor(Governed):
     def _set_policy(
         self, policy: str | OnlinePolicy, workflow: Workflow | None, options: Replan | None
     ) -> None:
-        if workflow is None:
-            if options is not None:
-                raise GovernorError("replan needs a declared workflow (workflow=...)")
-            if isinstance(policy, str):
-                try:
-                    self.policy: OnlinePolicy = named_live_policy(policy)
-                except GovernorError as exc:
-                    raise GovernorError(
-                        f"{exc}; a planned policy needs a declared workflow (workflow=...)"
-                    ) from None
-            else:
-                self.policy = policy
-        elif isinstance(policy, ReadyOrder | CountCap):
-            self._plan = Declared(workflow, self.machine, None, type(policy).__name__, options)
-            self.policy = policy
-        else:
-            self._plan, live = declared(workflow, self.machine, policy, options, named_live_policy)
-            # live: the policy decides for every call; else undeclared calls go in ready order
-            self.policy = named_live_policy(policy) if live and isinstance(policy, str) else ReadyOrder()
+        self.policy, self._plan = resolved(policy, workflow, self.machine, options)
         self._given = policy
         self.policy_name = policy if isinstance(policy, str) else type(policy).__name__
         self._strict = bool(getattr(self.policy, "strict", False))
@@ -425,14 +406,14 @@ class Governor(Governed):
         deps = tuple(d.id if isinstance(d, Lease) else d for d in depends_on)
         plan = self._plan
         with self._lock:
-            lid = self._new_id(name)
-            steps = plan.steps[lid].depends_on if plan is not None and plan.match(name, lid) else ()
             unknown = [d for d in deps if d not in self._calls]
             if unknown:
                 raise GovernorError(
                     f"call {name!r} depends on {unknown[0]!r}, which has not been requested "
                     "(a call depends on earlier calls only, by lease id)"
                 )
+            lid = self._new_id(name)
+            steps = plan.steps[lid].depends_on if plan is not None and plan.match(name, lid) else ()
             now = self.clock()
             if self._t0 is None:
                 self._t0 = now
