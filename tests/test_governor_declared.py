@@ -297,3 +297,59 @@ def test_random_overruns_re_plan_and_stay_safe(case: tuple[Workflow, dict[str, f
     assert trace.replans is not None
     for entry in trace.replans:
         assert entry.steps and entry.status in ("optimal", "feasible", "error")
+
+
+def test_a_declared_call_is_not_starved_by_a_stream_of_undeclared_ones() -> None:
+    big = Workflow(id="big", tasks=(Task(id="big", duration=1.0, demand={"memory_mb": 900.0}),))
+    fake = FakeTime()
+    governor = Governor(MACHINE, workflow=big, policy="robust", clock=fake.clock, bypass=3)
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+
+    async def small(k: int) -> None:
+        await fake.sleep(0.5 * k)  # one every half second, each running a second: always one runs
+        async with governor.admit("small", demand={"memory_mb": 200.0}):
+            await fake.sleep(1.0)
+
+    async def heavy() -> None:
+        await fake.sleep(0.25)
+        async with governor.admit("big"):
+            await fake.sleep(1.0)
+
+    asyncio.run(fake.drive([*(small(k) for k in range(20)), heavy()]))
+    counts = passed_over(events)
+    assert counts.get("big", 0) <= 3, counts
+    starts = {s.id: s.start for s in governor.trace().steps}
+    assert starts["big"] is not None and starts["big"] < 5.0
+
+
+def test_a_refused_request_does_not_use_up_its_id() -> None:
+    governor = Governor(MACHINE, workflow=FAN)
+    with pytest.raises(GovernorError, match="has not been requested"):
+        governor.acquire_blocking("plan", depends_on=["nothing"])
+    lease = governor.acquire_blocking("plan")
+    assert lease.id == "plan" and lease.demand == {"memory_mb": 100.0}
+    governor.release(lease)
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=declared_workflows(most=10), extra=st.integers(0, 4))
+def test_many_random_declared_workflows_under_robust_with_re_planning(
+    case: tuple[Workflow, dict[str, float]], extra: int
+) -> None:
+    workflow, actual = case
+    fake = FakeTime()
+    options = Replan(grace=0.0, time_limit=1.0)
+    governor = Governor(
+        MACHINE, workflow=workflow, policy="robust", replan=options, clock=fake.clock, bypass=2
+    )
+    events: list[GovernorEvent] = []
+    governor.subscribe(events.append)
+    asyncio.run(run_declared(governor, fake, workflow, actual, extra=extra))
+    trace = governor.trace()
+    assert len(trace.steps) == len(workflow.tasks) + extra and all(s.status == "ok" for s in trace.steps)
+    assert not over(peak_in_use(events, MACHINE), MACHINE)
+    judged(trace)
+    if not extra:
+        assert trace.makespan <= sum(actual.values()) + 1e-6
