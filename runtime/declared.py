@@ -58,7 +58,7 @@ Builder = Callable[[set[str]], OnlinePolicy]
 
 
 @dataclass
-class Job:
+class ReplanJob:
     """A re-plan to solve: the moment, the overrun steps (ran, planned), the workflow as it stands."""
 
     moment: Moment
@@ -112,7 +112,7 @@ class Declared:
         self.done: set[str] = set()  # declared steps started, withdrawn or skipped
         self.gone: set[str] = set()  # declared steps withdrawn or skipped (never run)
         self._told: set[str] = set()  # what the order believes is done
-        self.job: Job | None = None
+        self.job: ReplanJob | None = None
         self.late: dict[str, tuple[float, float]] = {}  # ended past their due, not re-planned for yet
         self.solving = False
         if options is not None:
@@ -199,7 +199,7 @@ class Declared:
         running: dict[str, float],
         t0: float,
         calls: Iterable[Call],
-    ) -> Job:
+    ) -> ReplanJob:
         began: dict[str, float] = {}
         ends: dict[str, float] = {}
         for call in calls:
@@ -217,7 +217,7 @@ class Declared:
         )
         standing = self.workflow.model_copy(update={"tasks": tasks})
         moment = Moment(now, began, ends, lengths, frozenset(self.gone))
-        return Job(moment, over, standing)
+        return ReplanJob(moment, over, standing)
 
     def recorded(self, workflow: Workflow) -> tuple[ReplanRecord, ...]:
         """The re-plans so far, naming only the steps of ``workflow`` (a trace's: the calls that ended)."""
@@ -232,7 +232,7 @@ class Declared:
             kept.append(entry.model_copy(update=update))
         return tuple(kept)
 
-    def take(self) -> Job | None:
+    def take(self) -> ReplanJob | None:
         """The re-plan to solve now, if any (the caller solves it: :meth:`solve`, then :meth:`install`)."""
         job, self.job = self.job, None
         if job is not None:
@@ -240,7 +240,7 @@ class Declared:
             job.began = time.perf_counter()
         return job
 
-    def solve(self, job: Job) -> tuple[Workflow, SolveResult] | PeakoptError:
+    def solve(self, job: ReplanJob) -> tuple[Workflow, SolveResult] | PeakoptError:
         """The new plan (outside the governor's lock), or why there is none."""
         assert self.options is not None
         try:
@@ -248,7 +248,7 @@ class Declared:
         except PeakoptError as exc:
             return exc
 
-    def install(self, job: Job, outcome: tuple[Workflow, SolveResult] | PeakoptError | None) -> None:
+    def install(self, job: ReplanJob, outcome: tuple[Workflow, SolveResult] | PeakoptError | None) -> None:
         """Record the re-plan and go on in its order (``outcome`` None: the solve crashed)."""
         self.solving = False
         for step, (ran, _) in job.overrun.items():  # its next overrun is measured from the guess
