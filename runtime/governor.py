@@ -28,6 +28,11 @@ reserved for them. Hence no call is ever passed over more than ``bypass`` times,
 at most until the calls running when it became owed have ended (no starvation, no deadlock:
 with nothing running, any single call fits).
 
+**A declared workflow** (``workflow=`` or :meth:`Governor.declare`): the calls named for its
+steps wait for their dependencies in it and follow a planned order (``robust``, ``optimal``...),
+re-planned on an overrun with ``replan=``; see :mod:`peakopt.runtime.declared`, which also says
+how the fairness rule combines with a plan's order.
+
 **Cancellation and threads.** One lock guards the state; async waiters are woken through their
 loop (``call_soon_threadsafe``), sync ones (:meth:`Governor.acquire_blocking`, for tools in
 threads) through a :class:`threading.Event`. A call cancelled (or timed out) while it waits is
@@ -46,7 +51,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from peakopt.models import Machine
+from peakopt.models import Machine, Workflow
 from peakopt.oracle.dispatch import admitted, clamped_needs
 from peakopt.oracle.online import OnlinePolicy
 from peakopt.runtime.calls import (
@@ -58,6 +63,7 @@ from peakopt.runtime.calls import (
     wake,
     warn_over,
 )
+from peakopt.runtime.declared import Declared, resolved
 from peakopt.runtime.events import EventHub
 from peakopt.runtime.governed import Governed
 from peakopt.runtime.leases import (
@@ -69,9 +75,9 @@ from peakopt.runtime.leases import (
     GovernorStatus,
     Lease,
     ReadyOrder,
-    named_live_policy,
 )
 from peakopt.runtime.profiles import ProfileStore
+from peakopt.runtime.replan import Replan
 from peakopt.runtime.trace import Trace
 
 log = logging.getLogger(__name__)
@@ -101,6 +107,13 @@ class Governor(Governed):
         waiting one, and for how many seconds (None: no time bound).
     name
         The trace's workflow id.
+    workflow
+        A workflow declared up front (see :mod:`peakopt.runtime.declared`): the calls named for
+        its steps wait for their dependencies in it and follow ``policy``'s order (``robust``,
+        ``optimal``, a heuristic's online form, as ``peakopt run``'s), the others are admitted
+        as without one.
+    replan
+        Re-plan the declared steps when one overruns (needs ``workflow``).
     """
 
     def __init__(
@@ -108,6 +121,8 @@ class Governor(Governed):
         machine: Machine,
         *,
         policy: str | OnlinePolicy = "admission",
+        workflow: Workflow | None = None,
+        replan: Replan | None = None,
         profiles: ProfileStore | None = None,
         clock: Callable[[], float] = time.monotonic,
         bypass: int = BYPASS,
@@ -118,9 +133,9 @@ class Governor(Governed):
             raise GovernorError(f"bypass must be >= 0, got {bypass}")
         self.machine, self.profiles, self.clock, self.name = machine, profiles, clock, name
         self.bypass, self.patience = bypass, patience
-        self.policy: OnlinePolicy = named_live_policy(policy) if isinstance(policy, str) else policy
-        self.policy_name = policy if isinstance(policy, str) else type(policy).__name__
-        self._strict = bool(getattr(self.policy, "strict", False))
+        self._plan: Declared | None = None
+        self._awaited: dict[str, list[Call]] = {}  # declared step not asked yet -> calls waiting for it
+        self._set_policy(policy, workflow, replan)
         self.resources = tuple(sorted(machine.capacity))
         self.capacity = tuple(machine.capacity[r] for r in self.resources)
         self._where = {r: k for k, r in enumerate(self.resources)}
@@ -134,10 +149,69 @@ class Governor(Governed):
         # the free capacity and the last ready position of an event that admitted nothing
         self._quiet: tuple[tuple[float, ...], int] | None = None
         self._admissions = Admissions()  # by ready order: how many later calls overtook a waiting one
+        self._others = Admissions()  # the same, counting the undeclared calls only (under a plan)
         self._counts = [0, 0]  # admitted, released
         self._t0: float | None = None
         self._wall = ""
         self._hub = EventHub()
+
+    def _set_policy(
+        self, policy: str | OnlinePolicy, workflow: Workflow | None, options: Replan | None
+    ) -> None:
+        self.policy, self._plan = resolved(policy, workflow, self.machine, options)
+        self._given = policy
+        self.policy_name = policy if isinstance(policy, str) else type(policy).__name__
+        self._strict = bool(getattr(self.policy, "strict", False))
+
+    def declare(
+        self,
+        workflow: Workflow,
+        *,
+        policy: str | OnlinePolicy | None = None,
+        replan: Replan | None = None,
+    ) -> None:
+        """Declare ``workflow`` before the first call (as ``Governor(..., workflow=...)``).
+
+        Parameters
+        ----------
+        workflow
+            The steps the calls named for them are (see :mod:`peakopt.runtime.declared`).
+        policy
+            The policy (default: the governor's, by its name when it was given one).
+        replan
+            When to re-plan (None: never).
+
+        Raises
+        ------
+        GovernorError
+            After the first call, or for a policy that cannot order the workflow.
+        """
+        with self._lock:
+            if self._calls:
+                raise GovernorError("declare the workflow before the first call")
+            self._set_policy(policy if policy is not None else self._given, workflow, replan)
+
+    def skip(self, steps: Iterable[str]) -> None:
+        """Declared steps that will not be called: the calls waiting for them no longer wait.
+
+        Raises
+        ------
+        GovernorError
+            For a step not declared, or one already called.
+        """
+        with self._lock:
+            plan = self._plan
+            now = self.clock()
+            for step in steps:
+                if plan is None or step not in plan.steps:
+                    raise GovernorError(f"step {step!r} is not a step of a declared workflow")
+                if step in self._calls:
+                    raise GovernorError(f"step {step!r} has been called: it cannot be skipped")
+                plan.drop(step)
+                for later in self._awaited.pop(step, []):
+                    self._unblocked(later, step, now)
+            woken = self._dispatch(now)
+        self._after(woken)
 
     # -- asking, waiting, releasing --------------------------------------------------------
 
@@ -258,6 +332,11 @@ class Governor(Governed):
     # -- what the governor knows -----------------------------------------------------------
 
     @property
+    def plan(self) -> Declared | None:
+        """The declared workflow as the governor follows it (its order, its re-plans); None without one."""
+        return self._plan
+
+    @property
     def started(self) -> float | None:
         """When the first call asked, on the governor's clock (the trace's time 0); None before."""
         return self._t0
@@ -299,7 +378,7 @@ class Governor(Governed):
         with self._lock:
             calls = list(self._calls.values())
             t0 = self._t0 if self._t0 is not None else self.clock()
-            return calls_trace(
+            trace = calls_trace(
                 calls,
                 self.machine,
                 workflow_id=self.name,
@@ -307,6 +386,9 @@ class Governor(Governed):
                 t0=t0,
                 started_at=self._wall,
             )
+            if self._plan is None or self._plan.options is None:
+                return trace
+            return trace.model_copy(update={"replans": self._plan.recorded(trace.workflow)})
 
     # -- inside the lock -------------------------------------------------------------------
 
@@ -322,6 +404,7 @@ class Governor(Governed):
         """Register a request (admitting it if it fits); the call."""
         wanted, guess = self._demand(name, demand, tool, expected)
         deps = tuple(d.id if isinstance(d, Lease) else d for d in depends_on)
+        plan = self._plan
         with self._lock:
             unknown = [d for d in deps if d not in self._calls]
             if unknown:
@@ -329,17 +412,27 @@ class Governor(Governed):
                     f"call {name!r} depends on {unknown[0]!r}, which has not been requested "
                     "(a call depends on earlier calls only, by lease id)"
                 )
+            lid = self._new_id(name)
+            steps = plan.steps[lid].depends_on if plan is not None and plan.match(name, lid) else ()
             now = self.clock()
             if self._t0 is None:
                 self._t0 = now
                 self._wall = datetime.datetime.now(datetime.UTC).isoformat()
-            lease = Lease(self._new_id(name), name, tool, wanted, now, None, deps, guess)
+            deps = tuple(dict.fromkeys((*deps, *steps)))
+            lease = Lease(lid, name, tool, wanted, now, None, deps, guess)
             needs = clamped_needs(wanted, self._where, self.capacity)
-            pending = {d for d in deps if self._calls[d].state not in ("ended", "withdrawn")}
-            call = Call(lease, needs, pending, waiter=waiter)
-            self._calls[lease.id] = call
-            for dep in pending:
-                self._calls[dep].dependents.append(call)
+            call = Call(lease, needs, set(), waiter=waiter)
+            self._calls[lid] = call
+            call.dependents.extend(self._awaited.pop(lid, []))  # those declared to wait for it
+            for dep in deps:
+                if dep in self._calls and self._calls[dep].state not in ("ended", "withdrawn"):
+                    self._calls[dep].dependents.append(call)
+                elif dep not in self._calls and plan is not None and dep not in plan.gone:
+                    self._awaited.setdefault(dep, []).append(call)  # a declared step not asked yet
+                else:
+                    continue
+                call.pending.add(dep)
+            pending = call.pending
             self._emit("requested", call, now)
             if not pending:
                 self._make_ready(call, now)
@@ -354,6 +447,10 @@ class Governor(Governed):
         if not isinstance(name, str) or not name:
             raise GovernorError(f"a call's name is a non-empty string, got {name!r}")
         key = tool if tool is not None else name
+        step = self._plan.steps.get(name) if self._plan is not None else None
+        if step is not None:  # a call named for a declared step: the step's demand and duration
+            demand = demand if demand is not None else self._plan.demand(name)  # type: ignore[union-attr]
+            expected = expected if expected is not None else step.length
         if demand is None:
             found = self.profiles.demand(key) if self.profiles is not None else None
             if found is None:
@@ -382,12 +479,16 @@ class Governor(Governed):
     def _make_ready(self, call: Call, now: float) -> None:
         self._seq += 1
         self._admissions.grow(self._seq)
+        self._others.grow(self._seq)
         call.state, call.seq, call.ready_at = "ready", self._seq, now
         self._ready.append(call)
 
     def _owed(self, call: Call, now: float) -> bool:
         """Whether no later call may pass over ``call`` any more (the fairness rule)."""
-        return self._admissions.after(call.seq) >= self.bypass or (
+        # under a plan's order, a declared call is passed over by the declared calls the plan puts
+        # before it (fewer than the workflow's steps) and by at most ``bypass`` others
+        counts = self._others if self._ordered and call.id in self._plan.calls else self._admissions  # type: ignore[union-attr]
+        return counts.after(call.seq) >= self.bypass or (
             self.patience is not None and now - call.ready_at >= self.patience
         )
 
@@ -398,7 +499,9 @@ class Governor(Governed):
         owed = list(itertools.takewhile(lambda c: self._owed(c, now), ready))
         strict = self._strict or bool(owed)
         policy = self.policy
-        if isinstance(policy, ReadyOrder):  # the named policies, without building their arguments
+        if self._ordered:
+            chosen = owed or self._planned(now)  # an owed call goes first, whatever the plan says
+        elif isinstance(policy, ReadyOrder):  # the named policies, without building their arguments
             chosen = owed or ready
         elif isinstance(policy, CountCap):
             chosen = (owed or ready)[: max(0, policy.limit - len(self._running))]
@@ -427,13 +530,42 @@ class Governor(Governed):
             return [c for c in owed if c.id in chosen]
         return [by_id[i] for i in picked if i in by_id]
 
+    @property
+    def _ordered(self) -> bool:
+        """Whether a declared workflow's order decides for its calls."""
+        return self._plan is not None and self._plan.order is not None
+
+    def _planned(self, now: float) -> list[Call]:
+        """The declared calls the order picks, then the undeclared ready ones in ready order."""
+        plan = self._plan
+        assert plan is not None
+        t0 = self._t0 or 0.0
+        mine = [c.id for c in self._ready if c.id in plan.calls]
+        free = dict(zip(self.resources, self._free, strict=True))
+        running = {
+            c.id: (c.lease.admitted_at or t0) - t0 for c in self._running.values() if c.id in plan.calls
+        }
+        by_id = {c.id: c for c in self._ready}
+        picked = [by_id[i] for i in plan.pick(now - t0, mine, running, free) if i in mine]
+        return picked + [c for c in self._ready if c.id not in plan.calls]
+
     def _dispatch(self, now: float) -> list[Call]:
         """Admit what the policy picks, the guard lets through and the fairness rule allows."""
+        plan = self._plan
+        if plan is not None and plan.overrun(
+            now - (self._t0 or 0.0), self._running.values(), self._t0 or 0.0, self._calls.values()
+        ):
+            return []  # the caller re-plans first, then admits (see _after)
         if not self._ready:
             return []
         order, strict = self._candidates(now)
         quiet, self._quiet = self._quiet, None
-        if quiet is not None and quiet[0] == tuple(self._free) and isinstance(self.policy, ReadyOrder):
+        if (
+            quiet is not None
+            and quiet[0] == tuple(self._free)
+            and not self._ordered
+            and isinstance(self.policy, ReadyOrder)
+        ):
             # nothing fitted this free capacity at the last event and no call has left the queue
             # since: only the calls ready since can fit now (so a burst costs each call one check)
             order = [] if strict else [c for c in order if c.seq > quiet[1]]
@@ -449,6 +581,8 @@ class Governor(Governed):
             # the oldest waiting call is the most passed over: once it is owed, nothing later goes
             if call in fit and not (older and self._owed(older[0], now)):
                 self._admissions.add(call.seq)
+                if plan is None or call.id not in plan.calls:
+                    self._others.add(call.seq)
                 woken.append(call)
             else:
                 older.append(call)
@@ -467,6 +601,8 @@ class Governor(Governed):
         )
         self._running[call.id] = call
         self._counts[0] += 1
+        if self._plan is not None and call.id in self._plan.calls:
+            self._plan.begun(call.id)
         self._emit("admitted", call, now)
 
     def _end(self, call: Call, now: float, outcome: CallOutcome, error: str | None) -> None:
@@ -478,6 +614,8 @@ class Governor(Governed):
         call.state, call.ended_at, call.outcome, call.error = "ended", now, outcome, error
         self._counts[1] += 1
         self._emit("released", call, now, outcome, error)
+        if self._plan is not None and call.id in self._plan.calls and call.lease.admitted_at is not None:
+            self._plan.ended(call.id, now - call.lease.admitted_at)
         self._learn(call, now, outcome)
         self._unblock(call, now)
 
@@ -486,15 +624,20 @@ class Governor(Governed):
             self._ready.remove(call)
             self._quiet = None  # the call that blocked the others may be gone
         call.state, call.ended_at, call.error = "withdrawn", now, why
+        if self._plan is not None and call.id in self._plan.calls:
+            self._plan.drop(call.id)
         self._emit("withdrawn", call, now, error=why)
         self._unblock(call, now)
 
     def _unblock(self, call: Call, now: float) -> None:
         for later in call.dependents:
-            later.pending.discard(call.id)
-            if not later.pending and later.state == "blocked":
-                self._make_ready(later, now)
+            self._unblocked(later, call.id, now)
         call.dependents = []
+
+    def _unblocked(self, later: Call, dep: str, now: float) -> None:
+        later.pending.discard(dep)
+        if not later.pending and later.state == "blocked":
+            self._make_ready(later, now)
 
     def _learn(self, call: Call, now: float, outcome: CallOutcome) -> None:
         lease = call.lease
@@ -535,3 +678,24 @@ class Governor(Governed):
         for call in woken:
             wake(call)
         self._hub.deliver()
+        if self._plan is not None and self._plan.job is not None:
+            self._replan()
+
+    def _replan(self) -> None:
+        """Solve the re-plan an overrun set off (outside the lock), go on in its order, admit."""
+        plan = self._plan
+        assert plan is not None
+        with self._lock:
+            job = plan.take()
+        if job is None:  # another thread took it
+            return
+        outcome = None
+        try:
+            outcome = plan.solve(job)
+        except Exception:  # the calls go on in the order they had; the trace records the error
+            log.exception("the re-plan of %s raised", self.name)
+        finally:
+            with self._lock:
+                plan.install(job, outcome)
+                woken = self._dispatch(self.clock())
+            self._after(woken)

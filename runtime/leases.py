@@ -5,7 +5,8 @@ A :class:`Lease` is one admitted call (or, in a ``requested`` event and in
 governor's clock (``time.monotonic`` by default), not seconds since a start.
 
 The named policies decide on ids alone, since the calls of a dynamic workflow are not known in
-advance (the planned orders of :mod:`peakopt.runtime.policies` need the whole workflow):
+advance (the planned orders of :mod:`peakopt.runtime.policies` need the whole workflow: declare
+it, :mod:`peakopt.runtime.declared`):
 
 - ``admission`` (the default): every ready call, in ready order; the guard admits each that
   fits, later ones overtaking one that does not (within the fairness bound);

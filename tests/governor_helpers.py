@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -146,11 +146,14 @@ def over(peak: Mapping[str, float], machine: Machine) -> dict[str, float]:
     return {r: v for r, v in peak.items() if v > machine.capacity[r] * (1 + LOAD_SLACK)}
 
 
-def passed_over(events: Sequence[GovernorEvent]) -> dict[str, int]:
+def passed_over(
+    events: Sequence[GovernorEvent], counted: Callable[[str, str], bool] = lambda older, later: True
+) -> dict[str, int]:
     """Per call, how many calls that became ready after it were admitted while it waited.
 
     A call is ready at its request, or, with dependencies, at the last of their ends (a
     ``released`` or ``withdrawn`` event) after it; it waits until admitted or withdrawn.
+    ``counted(older, later)`` says which passes count (all by default).
     """
     deps: dict[str, set[str]] = {}
     ready_at: dict[str, int] = {}
@@ -167,7 +170,8 @@ def passed_over(events: Sequence[GovernorEvent]) -> dict[str, int]:
         elif event.kind == "admitted":
             i = waiting.index(lid)
             for older in waiting[:i]:
-                counts[older] = counts.get(older, 0) + 1
+                if counted(older, lid):
+                    counts[older] = counts.get(older, 0) + 1
             waiting.pop(i)
         elif event.kind in ("released", "withdrawn"):
             ended.add(lid)
