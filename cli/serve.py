@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
+from peakopt.campaign.ranges import SECONDS
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import SECONDS
 
 #: The address the service binds by default: this machine only.
 HOST = "127.0.0.1"
