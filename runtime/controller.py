@@ -31,7 +31,9 @@ With ``replan`` (a :class:`~peakopt.runtime.replan.Replan`), a step that runs lo
 planned by more than its threshold makes the controller re-plan the rest around what has run
 and go on in the new plan's order (:mod:`peakopt.runtime.replan`); the guard holds either way.
 
-The result is a :class:`~peakopt.runtime.trace.Trace`.
+The result is a :class:`~peakopt.runtime.trace.Trace`. What an ok async-callable step returned,
+when that is not an exit code (a tool call's dict, a string; see :mod:`peakopt.runtime.steps`),
+is kept in :attr:`Controller.results` by step id (None for a step that returned nothing).
 """
 
 from __future__ import annotations
@@ -142,6 +144,8 @@ class Controller:
         # the run time each step is expected to take: declared, until a re-plan assumes longer
         self.planned = {t.id: t.length for t in workflow.tasks}
         self.replans: list[ReplanRecord] = []
+        #: what each ok callable step returned (its result: not an exit code), by step id, for the last run
+        self.results: dict[str, object] = {}
         self._asked: tuple[OnlinePolicy, Decider] | None = None
 
     async def run(self) -> Trace:
@@ -150,6 +154,7 @@ class Controller:
         state = _State(self.workflow, time.monotonic(), len(self.capacity))
         state.free = list(self.capacity)
         running: dict[asyncio.Task[StepOutcome], str] = {}
+        self.results = {}
         self.reaper = Reaper(KILL_GRACE)
         try:
             while True:
@@ -297,6 +302,8 @@ class Controller:
         verdict = "done" if outcome.ok else f"FAILED ({outcome.error or outcome.exit_code})"
         self.progress(f"{end:8.3f}s {verdict} {step}")
         if outcome.ok:
+            if callable(self.steps[step]):
+                self.results[step] = outcome.result
             released = []
             for succ in state.successors[step]:
                 state.left[succ] -= 1

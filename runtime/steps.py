@@ -1,7 +1,11 @@
 """Running one step of a controlled workflow: a subprocess or an async callable, and ending it.
 
 A **command** is a string (run by ``/bin/sh -c``) or a sequence of arguments (run directly);
-an **async callable** takes no argument and returns an exit code (None or 0: success). A
+an **async callable** takes no argument. What it returns is one of two things: an ``int`` (not a
+``bool``) is its exit code (0: success, anything else: the step failed, "returned N"); any other
+value — None, a tool call's dict, a string, ``True`` — is its **result**: the step is ok and the
+value is kept (:attr:`StepOutcome.result`; the controller's ``results``), never written into the
+trace, which holds only what can be judged. An exception it raises fails the step. A
 subprocess gets its own session and process group, no stdin and no stdout (``/dev/null``); its
 stderr goes to a temporary file, whose end is kept for the trace when it fails. Cancelling a
 step's coroutine ends the step's whole process tree (:func:`terminate`): SIGTERM to its group
@@ -35,8 +39,8 @@ from peakopt.runtime.tree import TreeSampler
 
 #: A step's command: a shell line or an argument vector.
 Command = str | Sequence[str]
-#: A step run in-process: ``await step()`` gives its exit code (None means 0).
-StepFunction = Callable[[], Awaitable[int | None]]
+#: A step run in-process: ``await step()`` gives its exit code (an int) or its result (anything else).
+StepFunction = Callable[[], Awaitable[object]]
 #: What a step runs.
 Step = Command | StepFunction
 
@@ -50,13 +54,17 @@ NOT_FOUND, NOT_EXECUTABLE = 127, 126
 
 @dataclass(frozen=True)
 class StepOutcome:
-    """How a step ended: its exit code, the time it ended (monotonic), its pid, usage and error text."""
+    """How a step ended: its exit code, the time it ended (monotonic), its pid, usage, error text and result.
+
+    ``result`` is what an async callable returned when that is not an exit code (None otherwise).
+    """
 
     exit_code: int | None
     ended: float
     pid: int | None = None
     usage: StepUsage | None = None
     error: str | None = None
+    result: object = None
 
     @property
     def ok(self) -> bool:
@@ -195,10 +203,16 @@ async def run_step(
     """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
     if callable(step):
         try:
-            code = await step()
+            value = await step()
         except Exception as exc:  # a step's own failure is the trace's to record, not the run's
             return StepOutcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
-        return StepOutcome(
-            0 if code is None else code, time.monotonic(), error=None if not code else f"returned {code}"
-        )
+        return called(value, time.monotonic())
     return await run_subprocess(step, measure=measure, interval=interval, reaper=reaper)
+
+
+def called(value: object, ended: float) -> StepOutcome:
+    """The outcome of an async callable that returned ``value``: an exit code (an int), else its result."""
+    # bool is an int to Python, but a tool that answers True has answered, not exited with 1
+    if isinstance(value, int) and not isinstance(value, bool):
+        return StepOutcome(value, ended, error=f"returned {value}" if value else None)
+    return StepOutcome(0, ended, result=value)
