@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import click
 
-from peakopt.cli.common import input_options
+from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import SECONDS, Finite, seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
-from peakopt.models import Machine
-from peakopt.oracle import evaluate
 from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.policies import named_policy
@@ -19,6 +17,7 @@ from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
 from peakopt.runtime.steps import Step
 from peakopt.runtime.telemetry import export_trace, is_url, require_sdk
 from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
+from peakopt.runtime.verdict import verdict_line
 from peakopt.solver.heuristics import MethodError
 
 
@@ -42,19 +41,6 @@ def write_spans(trace: Trace, target: str, out: Output | None) -> None:
     with out.replacing() as temp:
         count = export_trace(trace, temp)
     wrote(target, plural(count, "span"))
-
-
-def trace_verdict(trace: Trace, machine: Machine) -> str:
-    """One line: the oracle's verdict on the trace (safe, avoidable cva, makespan) and the steps' outcome."""
-    workflow, schedule = trace.realised()
-    score = evaluate(workflow, machine, schedule)
-    counts = {s: sum(r.status == s for r in trace.steps) for s in ("ok", "failed", "skipped")}
-    steps = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    safe = "safe" if score.safe else "UNSAFE"
-    return (
-        f"{safe}: avoidable cva {score.avoidable_cva:g}, makespan {score.makespan:.3f} s "
-        f"on {machine.name!r} under {trace.policy}{'' if trace.guarded else ' (unguarded)'} ({steps})"
-    )
 
 
 @click.command("run")
@@ -197,6 +183,7 @@ def run_command(
         measure=measure,
         interval=interval,
         progress=note,
+        warn=warn,
         replan=Replan(replan_threshold, replan_limit, seed) if replan else None,
     )
     trace = run_interruptible(controller.run())
@@ -206,7 +193,7 @@ def run_command(
         wrote(output, f"trace of {plural(len(trace.steps), 'step')}")
     if as_json:
         click.echo(text, nl=False)
-    note(trace_verdict(trace, machine))
+    note(verdict_line(trace))
     if otlp_out is not None:
         write_spans(trace, otlp_out, spans_out)
     if trace.replans:

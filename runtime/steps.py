@@ -72,17 +72,26 @@ class StepOutcome:
         return self.exit_code == 0 and self.error is None
 
 
-async def _sample(sampler: TreeSampler, interval: float, peak: list[float] | None) -> None:
+#: Called after each sample of a measured step with its peak memory so far (MiB).
+PeakWatch = Callable[[float], None]
+
+
+async def _sample(
+    sampler: TreeSampler, interval: float, peak: list[float] | None, watch: PeakWatch | None = None
+) -> None:
     """Sample until cancelled, the peak cores kept in ``peak[0]``; without ``peak``, only the tree's members.
 
     Knowing every process ever seen in the tree lets :func:`terminate` end a descendant that
-    has since left it (a daemon that double-forked away from its parent).
+    has since left it (a daemon that double-forked away from its parent). ``watch`` hears the
+    peak memory after each sample (an over-declared step is told while it runs).
     """
     while True:
         if peak is None:
             sampler.track()
         else:
             peak[0] = max(peak[0], sampler.sample().cores)
+            if watch is not None:
+                watch(sampler.peak_mb)
         await asyncio.sleep(interval)
 
 
@@ -151,9 +160,17 @@ def _not_started(command: Sequence[str], exc: OSError) -> StepOutcome:
 
 
 async def run_subprocess(
-    command: Command, *, measure: bool = False, interval: float = 0.1, reaper: Reaper | None = None
+    command: Command,
+    *,
+    measure: bool = False,
+    interval: float = 0.1,
+    reaper: Reaper | None = None,
+    watch: PeakWatch | None = None,
 ) -> StepOutcome:
-    """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
+    """Run one command to its end (see the module docstring); cancelling it ends its whole tree.
+
+    With ``measure``, ``watch`` (if given) is called with the peak memory so far after each sample.
+    """
     # stderr goes to a file, not a pipe: a step ends when its process does, even if a daemon it
     # left behind keeps the stream open, and no pipe outlives an interrupted event loop
     with tempfile.TemporaryFile() as err:
@@ -168,7 +185,7 @@ async def run_subprocess(
         started = time.monotonic()
         sampler = TreeSampler(proc.pid, started)
         peak = [0.0] if measure else None
-        watch = asyncio.create_task(_sample(sampler, interval, peak))
+        sampling = asyncio.create_task(_sample(sampler, interval, peak, watch))
         try:
             code = await proc.wait()
         except BaseException:
@@ -176,9 +193,9 @@ async def run_subprocess(
                 await terminate(proc, sorted(sampler.pids))
             raise
         finally:
-            watch.cancel()
+            sampling.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await watch
+                await sampling
             if reaper is not None and proc.returncode is not None:
                 reaper.forget(proc.pid)
         err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL))
@@ -198,7 +215,12 @@ async def run_subprocess(
 
 
 async def run_step(
-    step: Step, *, measure: bool = False, interval: float = 0.1, reaper: Reaper | None = None
+    step: Step,
+    *,
+    measure: bool = False,
+    interval: float = 0.1,
+    reaper: Reaper | None = None,
+    watch: PeakWatch | None = None,
 ) -> StepOutcome:
     """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
     if callable(step):
@@ -207,7 +229,7 @@ async def run_step(
         except Exception as exc:  # a step's own failure is the trace's to record, not the run's
             return StepOutcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
         return called(value, time.monotonic())
-    return await run_subprocess(step, measure=measure, interval=interval, reaper=reaper)
+    return await run_subprocess(step, measure=measure, interval=interval, reaper=reaper, watch=watch)
 
 
 def called(value: object, ended: float) -> StepOutcome:
