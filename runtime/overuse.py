@@ -11,18 +11,22 @@ what was measured with what was declared, per resource, and report each excess a
 - the governor compares the usage a release reports, when it is reported.
 
 The measured figures are those ``peakopt score --demand measured`` judges (:func:`measured_demand`):
-peak memory as ``memory_mb``, average cores as ``cpu``. An excess is any amount above the declared
+peak memory as ``memory_mb``, average cores as ``cpu``, rounded up to a tenth of a MiB and a
+thousandth of a core. An excess is any amount above the declared
 peak (no margin: a step that declared nothing of a resource and used some has used more).
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from peakopt.models import Task
+from peakopt.oracle.exact import fraction
 
 if TYPE_CHECKING:  # the trace imports this module
     from peakopt.runtime.trace import StepUsage
@@ -41,9 +45,29 @@ class Excess:
     measured: float
 
 
+#: Decimal places measured figures are judged at, rounded up: a tenth of a MiB, a thousandth of a core.
+MEMORY_PLACES, CPU_PLACES = 1, 3
+
+
+def rounded_up(x: float, places: int) -> float:
+    """``x`` rounded up to ``places`` decimals, exactly (on its shortest decimal: 0.3 stays 0.3)."""
+    scale = 10**places
+    return float(Fraction(math.ceil(fraction(x) * scale), scale))
+
+
 def measured_demand(usage: StepUsage) -> dict[str, float]:
-    """A step's measured usage as a demand: its peak memory (``memory_mb``) and average cores (``cpu``)."""
-    return {"cpu": usage.cpu_avg, "memory_mb": usage.memory_peak_mb}
+    """A step's measured usage as a demand: its peak memory (``memory_mb``) and average cores (``cpu``).
+
+    Rounded up to :data:`MEMORY_PLACES` and :data:`CPU_PLACES` decimals, the precision
+    ``peakopt run --measure`` records them at: a sampler knows no more, and a governor's tools
+    report resident memory in pages (MiB with eight decimals) and cores as psutil gives them,
+    whose digits would make the hindsight optimum's integer scaling inexact (capacity × horizon
+    past CP-SAT's int64 energies) and so leave it unproven.
+    """
+    return {
+        "cpu": rounded_up(usage.cpu_avg, CPU_PLACES),
+        "memory_mb": rounded_up(usage.memory_peak_mb, MEMORY_PLACES),
+    }
 
 
 def declared_peaks(task: Task) -> dict[str, float]:
