@@ -12,6 +12,7 @@ from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
+from peakopt.runtime.limits import LIMIT_ENV
 from peakopt.runtime.policies import named_policy
 from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
 from peakopt.runtime.steps import Step
@@ -86,6 +87,13 @@ def write_spans(trace: Trace, target: str, out: Output | None) -> None:
     help="Lower the machine's memory_mb capacity to this process's cgroup memory limit (v2 memory.max, "
     "v1 memory.limit_in_bytes, the ancestors' included) where that is lower.",
 )
+@click.option(
+    "--limit-memory",
+    is_flag=True,
+    help="Kill a step that uses more memory than it declares: each command step with a memory_mb runs "
+    "in a cgroup of its own limited to it (v2 memory.max, v1 memory.limit_in_bytes), or under RLIMIT_AS "
+    f"where cgroups cannot be used (or {LIMIT_ENV}=rlimit).",
+)
 @seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s).")
 @click.option(
     "--replan",
@@ -123,6 +131,7 @@ def run_command(
     measure: bool,
     interval: float,
     cgroup_memory: bool,
+    limit_memory: bool,
     time_limit: float,
     replan: bool,
     replan_limit: float,
@@ -148,7 +157,9 @@ def run_command(
     if the command dies otherwise (kill -9). Progress and the oracle's verdict on the trace
     go to stderr. With --replan, a step that overruns makes the controller
     re-plan the rest (the started steps fixed, the others from now) within
-    --replan-limit; the trace records each re-plan.
+    --replan-limit; the trace records each re-plan. With --measure, a step
+    measured above its declaration is warned at once and the verdict judges
+    the measured use; --limit-memory kills such a step at its declared memory.
 
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
@@ -184,6 +195,7 @@ def run_command(
         interval=interval,
         progress=note,
         warn=warn,
+        limit_memory="auto" if limit_memory else None,
         replan=Replan(replan_threshold, replan_limit, seed) if replan else None,
     )
     trace = run_interruptible(controller.run())

@@ -48,6 +48,7 @@ from peakopt.oracle.dispatch import Decider, SimulationError, admitted, constrai
 from peakopt.oracle.instants import same_instant
 from peakopt.oracle.online import OnlinePolicy
 from peakopt.oracle.policies import online_decider
+from peakopt.runtime.limits import LimitMode, limiter
 from peakopt.runtime.overuse import OveruseWatch, measured_demand
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
@@ -116,6 +117,9 @@ class Controller:
     warn
         Called with one line per excess of a measured step over its declaration (step, resource,
         declared and measured); None: an :class:`~peakopt.runtime.overuse.OverDeclared` warning.
+    limit_memory
+        Run each subprocess step that declares ``memory_mb`` under a hard limit at it (``auto``,
+        ``cgroup`` or ``rlimit``; see :mod:`peakopt.runtime.limits`); None: no limit.
     replan
         Re-plan when a step overruns (see :mod:`peakopt.runtime.replan`); None never re-plans.
     """
@@ -135,12 +139,14 @@ class Controller:
         progress: Callable[[str], None] | None = None,
         replan: Replan | None = None,
         warn: Callable[[str], None] | None = None,
+        limit_memory: LimitMode | None = None,
     ) -> None:
         self.workflow, self.machine, self.policy, self.name = workflow, machine, policy, name
         self.steps = commands(workflow, steps)
         self.guard, self.on_failure, self.measure, self.interval = guard, on_failure, measure, interval
         self.progress = progress or (lambda line: None)
         self.warn = warn
+        self.limiter = limiter(limit_memory) if limit_memory is not None else None
         self.resources, self.capacity = constrained(workflow, machine)
         where = {r: k for k, r in enumerate(self.resources)}
         self.needs = [peak_needs(t, where, self.capacity) for t in workflow.tasks]
@@ -220,8 +226,15 @@ class Controller:
             if not callable(command):
                 self.reaper.start()
             watch = self._watch(state, step) if self.measure else None
+            declared = self.workflow.tasks[j].peak("memory_mb")
+            limit = self.limiter.step(declared) if self.limiter is not None and declared > 0 else None
             work = run_step(
-                command, measure=self.measure, interval=self.interval, reaper=self.reaper, watch=watch
+                command,
+                measure=self.measure,
+                interval=self.interval,
+                reaper=self.reaper,
+                watch=watch,
+                limit=limit,
             )
             running[asyncio.create_task(work)] = step
 

@@ -29,10 +29,11 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 import psutil
 
+from peakopt.runtime.limits import StepLimit
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.trace import StepUsage
 from peakopt.runtime.tree import TreeSampler
@@ -139,14 +140,17 @@ async def terminate(
             process.kill()
 
 
-async def _spawn(command: Command, err: IO[bytes], env: dict[str, str] | None) -> asyncio.subprocess.Process:
+async def _spawn(
+    command: Command, err: IO[bytes], env: dict[str, str] | None, preexec: Callable[[], None] | None = None
+) -> asyncio.subprocess.Process:
     devnull = asyncio.subprocess.DEVNULL
+    streams: dict[str, Any] = {"stdin": devnull, "stdout": devnull, "stderr": err}
     if isinstance(command, str):
         return await asyncio.create_subprocess_shell(
-            command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True, env=env
+            command, **streams, start_new_session=True, env=env, preexec_fn=preexec
         )
     return await asyncio.create_subprocess_exec(
-        *command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True, env=env
+        *command, **streams, start_new_session=True, env=env, preexec_fn=preexec
     )
 
 
@@ -166,16 +170,33 @@ async def run_subprocess(
     interval: float = 0.1,
     reaper: Reaper | None = None,
     watch: PeakWatch | None = None,
+    limit: StepLimit | None = None,
 ) -> StepOutcome:
     """Run one command to its end (see the module docstring); cancelling it ends its whole tree.
 
     With ``measure``, ``watch`` (if given) is called with the peak memory so far after each sample.
+    With ``limit``, the command runs under that memory limit (:mod:`peakopt.runtime.limits`), and
+    a step it ends fails with an error that says so.
     """
+    with limit or contextlib.nullcontext():
+        outcome = await _run_subprocess(command, measure, interval, reaper, watch, limit)
+    return outcome
+
+
+async def _run_subprocess(
+    command: Command,
+    measure: bool,
+    interval: float,
+    reaper: Reaper | None,
+    watch: PeakWatch | None,
+    limit: StepLimit | None,
+) -> StepOutcome:
     # stderr goes to a file, not a pipe: a step ends when its process does, even if a daemon it
     # left behind keeps the stream open, and no pipe outlives an interrupted event loop
     with tempfile.TemporaryFile() as err:
         try:
-            proc = await _spawn(command, err, reaper.env if reaper is not None else None)
+            env = reaper.env if reaper is not None else None
+            proc = await _spawn(command, err, env, limit.preexec if limit is not None else None)
         except OSError as exc:
             if isinstance(command, str):
                 raise  # the shell itself cannot be started: nothing a step can do about it
@@ -210,7 +231,10 @@ async def run_subprocess(
             cpu_peak=round(peak[0], 3),
             memory_peak_mb=round(sampler.peak_mb, 1),
         )
-    error = (tail.decode(errors="replace").strip() or f"exited with {code}") if code else None
+    text = tail.decode(errors="replace").strip()
+    error = (text or f"exited with {code}") if code else None
+    if code and limit is not None:
+        error = limit.error(code, text) or error
     return StepOutcome(code, ended, proc.pid, usage, error)
 
 
@@ -221,15 +245,18 @@ async def run_step(
     interval: float = 0.1,
     reaper: Reaper | None = None,
     watch: PeakWatch | None = None,
+    limit: StepLimit | None = None,
 ) -> StepOutcome:
-    """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
+    """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured or limited)."""
     if callable(step):
         try:
             value = await step()
         except Exception as exc:  # a step's own failure is the trace's to record, not the run's
             return StepOutcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
         return called(value, time.monotonic())
-    return await run_subprocess(step, measure=measure, interval=interval, reaper=reaper, watch=watch)
+    return await run_subprocess(
+        step, measure=measure, interval=interval, reaper=reaper, watch=watch, limit=limit
+    )
 
 
 def called(value: object, ended: float) -> StepOutcome:
