@@ -5,21 +5,21 @@ from __future__ import annotations
 import click
 
 from peakopt.campaign.ranges import SECONDS, Finite
-from peakopt.cli.common import input_options
+from peakopt.cli.common import input_options, warn
 from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
-from peakopt.models import Machine
-from peakopt.oracle import evaluate
 from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
+from peakopt.runtime.limits import LIMIT_ENV
 from peakopt.runtime.policies import named_policy
 from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
 from peakopt.runtime.steps import Step
 from peakopt.runtime.telemetry import export_trace, is_url, require_sdk
 from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
+from peakopt.runtime.verdict import verdict_line
 from peakopt.solver.heuristics import MethodError
 
 
@@ -43,19 +43,6 @@ def write_spans(trace: Trace, target: str, out: Output | None) -> None:
     with out.replacing() as temp:
         count = export_trace(trace, temp)
     wrote(target, plural(count, "span"))
-
-
-def trace_verdict(trace: Trace, machine: Machine) -> str:
-    """One line: the oracle's verdict on the trace (safe, avoidable cva, makespan) and the steps' outcome."""
-    workflow, schedule = trace.realised()
-    score = evaluate(workflow, machine, schedule)
-    counts = {s: sum(r.status == s for r in trace.steps) for s in ("ok", "failed", "skipped")}
-    steps = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    safe = "safe" if score.safe else "UNSAFE"
-    return (
-        f"{safe}: avoidable cva {score.avoidable_cva:g}, makespan {score.makespan:.3f} s "
-        f"on {machine.name!r} under {trace.policy}{'' if trace.guarded else ' (unguarded)'} ({steps})"
-    )
 
 
 @click.command("run")
@@ -101,6 +88,13 @@ def trace_verdict(trace: Trace, machine: Machine) -> str:
     help="Lower the machine's memory_mb capacity to this process's cgroup memory limit (v2 memory.max, "
     "v1 memory.limit_in_bytes, the ancestors' included) where that is lower.",
 )
+@click.option(
+    "--limit-memory",
+    is_flag=True,
+    help="Kill a step that uses more memory than it declares: each command step with a memory_mb runs "
+    "in a cgroup of its own limited to it (v2 memory.max, v1 memory.limit_in_bytes), or under RLIMIT_AS "
+    f"where cgroups cannot be used (or {LIMIT_ENV}=rlimit).",
+)
 @seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s).")
 @click.option(
     "--replan",
@@ -138,6 +132,7 @@ def run_command(
     measure: bool,
     interval: float,
     cgroup_memory: bool,
+    limit_memory: bool,
     time_limit: float,
     replan: bool,
     replan_limit: float,
@@ -163,7 +158,9 @@ def run_command(
     if the command dies otherwise (kill -9). Progress and the oracle's verdict on the trace
     go to stderr. With --replan, a step that overruns makes the controller
     re-plan the rest (the started steps fixed, the others from now) within
-    --replan-limit; the trace records each re-plan.
+    --replan-limit; the trace records each re-plan. With --measure, a step
+    measured above its declaration is warned at once and the verdict judges
+    the measured use; --limit-memory kills such a step at its declared memory.
 
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
@@ -198,6 +195,8 @@ def run_command(
         measure=measure,
         interval=interval,
         progress=note,
+        warn=warn,
+        limit_memory="auto" if limit_memory else None,
         replan=Replan(replan_threshold, replan_limit, seed) if replan else None,
     )
     trace = run_interruptible(controller.run())
@@ -207,7 +206,7 @@ def run_command(
         wrote(output, f"trace of {plural(len(trace.steps), 'step')}")
     if as_json:
         click.echo(text, nl=False)
-    note(trace_verdict(trace, machine))
+    note(verdict_line(trace))
     if otlp_out is not None:
         write_spans(trace, otlp_out, spans_out)
     if trace.replans:

@@ -10,14 +10,14 @@ from typing import Any, TypeVar, cast
 
 import click
 
-from peakopt.cli.common import input_files
+from peakopt.cli.common import input_files, warn
 from peakopt.cli.messages import note, plural
 from peakopt.cli.targets import agreed
 from peakopt.instances import BUNDLED_PREFIX
 from peakopt.instances.machine_files import load_machines
 from peakopt.models import Machine, Suite
 from peakopt.oracle.rows import ScoreRow
-from peakopt.runtime.hindsight import RunFormat, read_run, run_format, score_trace
+from peakopt.runtime.hindsight import RunFormat, read_run, run_format, score_trace, why_no_efficiency
 from peakopt.runtime.trace import DEMAND_KINDS, DemandKind
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -123,7 +123,12 @@ def score_runs(
         if soft_as_hard:
             trace = trace.model_copy(update={"machine": trace.machine.as_hard()})
         # click.Choice has checked the value against the Literal's members
-        row, _ = score_trace(trace, path, demand=cast(DemandKind, demand), time_limit=time_limit, seed=seed)
+        row, best = score_trace(
+            trace, path, demand=cast(DemandKind, demand), time_limit=time_limit, seed=seed
+        )
+        why = why_no_efficiency(row, best)
+        if why is not None:
+            warn(f"{path}: no efficiency: {why}")
         rows.append(row)
     if rows:
         note(

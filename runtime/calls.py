@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,6 +20,8 @@ from typing import Any, Literal
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle.dispatch import Need
 from peakopt.runtime.leases import CallOutcome, GovernorError, Lease
+from peakopt.runtime.overuse import OverDeclared as OverDeclared  # the governor's, from here
+from peakopt.runtime.overuse import excesses, warn_overuse
 from peakopt.runtime.trace import PLACES, StepRecord, StepStatus, StepUsage, Trace
 
 log = logging.getLogger(__name__)
@@ -181,10 +182,6 @@ class Admissions:
         return self._total - self._prefix(seq)
 
 
-class OverDeclared(UserWarning):
-    """A call was measured to use more than the demand it was admitted with (the guard trusted less)."""
-
-
 def checked_amounts(call: str, what: str, amounts: Mapping[str, float]) -> dict[str, float]:
     """``amounts`` as floats, each resource a non-empty name and each amount finite and >= 0."""
     found: dict[str, float] = {}
@@ -202,11 +199,8 @@ def checked_amounts(call: str, what: str, amounts: Mapping[str, float]) -> dict[
 
 
 def warn_over(lease: Lease, used: Mapping[str, float]) -> None:
-    """Warn (:class:`OverDeclared`) when a call used more of a resource than it was admitted with."""
-    over = [(r, lease.demand.get(r, 0.0), v) for r, v in sorted(used.items()) if v > lease.demand.get(r, 0.0)]
-    if over:
-        listed = ", ".join(f"{r} {v:g} measured against {d:g} declared" for r, d, v in over)
-        warnings.warn(f"call {lease.id!r} used more than it declared: {listed}", OverDeclared, stacklevel=3)
+    """Warn (:class:`~.overuse.OverDeclared`) when a call used more than it was admitted with."""
+    warn_overuse(f"call {lease.id!r}", excesses(lease.demand, used), stacklevel=4)
 
 
 def wake(call: Call) -> None:

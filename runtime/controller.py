@@ -31,7 +31,9 @@ With ``replan`` (a :class:`~peakopt.runtime.replan.Replan`), a step that runs lo
 planned by more than its threshold makes the controller re-plan the rest around what has run
 and go on in the new plan's order (:mod:`peakopt.runtime.replan`); the guard holds either way.
 
-The result is a :class:`~peakopt.runtime.trace.Trace`.
+The result is a :class:`~peakopt.runtime.trace.Trace`. What an ok async-callable step returned,
+when that is not an exit code (a tool call's dict, a string; see :mod:`peakopt.runtime.steps`),
+is kept in :attr:`Controller.results` by step id (None for a step that returned nothing).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from peakopt.oracle.dispatch import Decider, SimulationError, admitted, constrai
 from peakopt.oracle.instants import same_instant
 from peakopt.oracle.online import OnlinePolicy
 from peakopt.oracle.policies import online_decider
+from peakopt.runtime.limits import LimitMode, limiter
+from peakopt.runtime.overuse import OveruseWatch, measured_demand
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
 from peakopt.runtime.steps import KILL_GRACE, Step, StepOutcome, run_step
@@ -106,9 +110,16 @@ class Controller:
     on_failure
         ``continue`` or ``stop`` (see the module docstring).
     measure, interval
-        Sample each subprocess's tree every ``interval`` seconds and record its usage.
+        Sample each subprocess's tree every ``interval`` seconds and record its usage; a step
+        measured above its declaration is reported at once (see :mod:`peakopt.runtime.overuse`).
     progress
         Called with one line per event (a step started or ended, a re-plan).
+    warn
+        Called with one line per excess of a measured step over its declaration (step, resource,
+        declared and measured); None: an :class:`~peakopt.runtime.overuse.OverDeclared` warning.
+    limit_memory
+        Run each subprocess step that declares ``memory_mb`` under a hard limit at it (``auto``,
+        ``cgroup`` or ``rlimit``; see :mod:`peakopt.runtime.limits`); None: no limit.
     replan
         Re-plan when a step overruns (see :mod:`peakopt.runtime.replan`); None never re-plans.
     """
@@ -127,11 +138,15 @@ class Controller:
         interval: float = 0.1,
         progress: Callable[[str], None] | None = None,
         replan: Replan | None = None,
+        warn: Callable[[str], None] | None = None,
+        limit_memory: LimitMode | None = None,
     ) -> None:
         self.workflow, self.machine, self.policy, self.name = workflow, machine, policy, name
         self.steps = commands(workflow, steps)
         self.guard, self.on_failure, self.measure, self.interval = guard, on_failure, measure, interval
         self.progress = progress or (lambda line: None)
+        self.warn = warn
+        self.limiter = limiter(limit_memory) if limit_memory is not None else None
         self.resources, self.capacity = constrained(workflow, machine)
         where = {r: k for k, r in enumerate(self.resources)}
         self.needs = [peak_needs(t, where, self.capacity) for t in workflow.tasks]
@@ -142,6 +157,8 @@ class Controller:
         # the run time each step is expected to take: declared, until a re-plan assumes longer
         self.planned = {t.id: t.length for t in workflow.tasks}
         self.replans: list[ReplanRecord] = []
+        #: what each ok callable step returned (its result: not an exit code), by step id, for the last run
+        self.results: dict[str, object] = {}
         self._asked: tuple[OnlinePolicy, Decider] | None = None
 
     async def run(self) -> Trace:
@@ -150,6 +167,8 @@ class Controller:
         state = _State(self.workflow, time.monotonic(), len(self.capacity))
         state.free = list(self.capacity)
         running: dict[asyncio.Task[StepOutcome], str] = {}
+        self.results = {}
+        self.overuse = OveruseWatch({t.id: t for t in self.workflow.tasks}, self.machine.capacity, self.warn)
         self.reaper = Reaper(KILL_GRACE)
         try:
             while True:
@@ -206,8 +225,27 @@ class Controller:
             command = self.steps[step]
             if not callable(command):
                 self.reaper.start()
-            work = run_step(command, measure=self.measure, interval=self.interval, reaper=self.reaper)
+            watch = self._watch(state, step) if self.measure else None
+            declared = self.workflow.tasks[j].peak("memory_mb")
+            limit = self.limiter.step(declared) if self.limiter is not None and declared > 0 else None
+            work = run_step(
+                command,
+                measure=self.measure,
+                interval=self.interval,
+                reaper=self.reaper,
+                watch=watch,
+                limit=limit,
+            )
             running[asyncio.create_task(work)] = step
+
+    def _watch(self, state: _State, step: str) -> Callable[[float], None]:
+        """What hears a running step's peak memory: an excess over its declaration is told at once."""
+
+        def heard(peak_mb: float) -> None:
+            when = f"at {time.monotonic() - state.t0:.3f} s, while it runs"
+            self.overuse.check(step, {"memory_mb": round(peak_mb, 1)}, when)
+
+        return heard
 
     def _until_overrun(self, state: _State) -> float | None:
         """Seconds until the first running step overruns (None: no re-planning, or nothing can)."""
@@ -294,9 +332,13 @@ class Controller:
             usage=outcome.usage,
             error=outcome.error,
         )
+        if outcome.usage is not None:  # the average cores are known only now
+            self.overuse.check(step, measured_demand(outcome.usage), f"at {end:.3f} s, at its end")
         verdict = "done" if outcome.ok else f"FAILED ({outcome.error or outcome.exit_code})"
         self.progress(f"{end:8.3f}s {verdict} {step}")
         if outcome.ok:
+            if callable(self.steps[step]):
+                self.results[step] = outcome.result
             released = []
             for succ in state.successors[step]:
                 state.left[succ] -= 1

@@ -13,6 +13,8 @@ A run that did not do the whole workflow — a step failed, steps were skipped a
 because the run stopped — is **invalid**, each failed and skipped step named among the reasons:
 its makespan is not that of the workflow. Its figures (makespan, cva, safety of what ran) are
 those of the steps that ran, it gets no gap, and its efficiency is 0, like any invalid answer's.
+An unsafe run's efficiency is 0 too, whatever the optimum (proven or only feasible). A safe run
+has an efficiency only against a proven optimum; :func:`why_no_efficiency` says why one has none.
 """
 
 from __future__ import annotations
@@ -146,7 +148,18 @@ def score_trace(
         starts=dict(schedule.starts),
         reference_status=best.status if best else None,
     )
-    if best is None:
-        # a run that did not do the workflow earns nothing, with or without an optimum to compare
-        return row.model_copy(update={"efficiency": 0.0}), None
+    if best is None or not row.safe:
+        # a run that did not do the workflow, or overflowed, earns nothing (the metric contract),
+        # whatever the optimum to compare with: proven, only feasible, or none
+        return row.model_copy(update={"efficiency": 0.0}), best
     return with_efficiency(row, best), best
+
+
+def why_no_efficiency(row: ScoreRow, best: SolveResult | None) -> str | None:
+    """Why a scored run has no efficiency (its hindsight optimum is not proven), or None when it has one."""
+    if row.efficiency is not None:
+        return None
+    if best is None:
+        return "no hindsight optimum"
+    detail = ", ".join(filter(None, [best.status, best.message]))
+    return f"the hindsight optimum is not proven ({detail}); the gap is bounded by gap_vs_lb"

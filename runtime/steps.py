@@ -1,7 +1,11 @@
 """Running one step of a controlled workflow: a subprocess or an async callable, and ending it.
 
 A **command** is a string (run by ``/bin/sh -c``) or a sequence of arguments (run directly);
-an **async callable** takes no argument and returns an exit code (None or 0: success). A
+an **async callable** takes no argument. What it returns is one of two things: an ``int`` (not a
+``bool``) is its exit code (0: success, anything else: the step failed, "returned N"); any other
+value — None, a tool call's dict, a string, ``True`` — is its **result**: the step is ok and the
+value is kept (:attr:`StepOutcome.result`; the controller's ``results``), never written into the
+trace, which holds only what can be judged. An exception it raises fails the step. A
 subprocess gets its own session and process group, no stdin and no stdout (``/dev/null``); its
 stderr goes to a temporary file, whose end is kept for the trace when it fails. Cancelling a
 step's coroutine ends the step's whole process tree (:func:`terminate`): SIGTERM to its group
@@ -25,18 +29,19 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 import psutil
 
+from peakopt.runtime.limits import StepLimit
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.trace import StepUsage
 from peakopt.runtime.tree import TreeSampler
 
 #: A step's command: a shell line or an argument vector.
 Command = str | Sequence[str]
-#: A step run in-process: ``await step()`` gives its exit code (None means 0).
-StepFunction = Callable[[], Awaitable[int | None]]
+#: A step run in-process: ``await step()`` gives its exit code (an int) or its result (anything else).
+StepFunction = Callable[[], Awaitable[object]]
 #: What a step runs.
 Step = Command | StepFunction
 
@@ -50,13 +55,17 @@ NOT_FOUND, NOT_EXECUTABLE = 127, 126
 
 @dataclass(frozen=True)
 class StepOutcome:
-    """How a step ended: its exit code, the time it ended (monotonic), its pid, usage and error text."""
+    """How a step ended: its exit code, the time it ended (monotonic), its pid, usage, error text and result.
+
+    ``result`` is what an async callable returned when that is not an exit code (None otherwise).
+    """
 
     exit_code: int | None
     ended: float
     pid: int | None = None
     usage: StepUsage | None = None
     error: str | None = None
+    result: object = None
 
     @property
     def ok(self) -> bool:
@@ -64,17 +73,26 @@ class StepOutcome:
         return self.exit_code == 0 and self.error is None
 
 
-async def _sample(sampler: TreeSampler, interval: float, peak: list[float] | None) -> None:
+#: Called after each sample of a measured step with its peak memory so far (MiB).
+PeakWatch = Callable[[float], None]
+
+
+async def _sample(
+    sampler: TreeSampler, interval: float, peak: list[float] | None, watch: PeakWatch | None = None
+) -> None:
     """Sample until cancelled, the peak cores kept in ``peak[0]``; without ``peak``, only the tree's members.
 
     Knowing every process ever seen in the tree lets :func:`terminate` end a descendant that
-    has since left it (a daemon that double-forked away from its parent).
+    has since left it (a daemon that double-forked away from its parent). ``watch`` hears the
+    peak memory after each sample (an over-declared step is told while it runs).
     """
     while True:
         if peak is None:
             sampler.track()
         else:
             peak[0] = max(peak[0], sampler.sample().cores)
+            if watch is not None:
+                watch(sampler.peak_mb)
         await asyncio.sleep(interval)
 
 
@@ -122,14 +140,17 @@ async def terminate(
             process.kill()
 
 
-async def _spawn(command: Command, err: IO[bytes], env: dict[str, str] | None) -> asyncio.subprocess.Process:
+async def _spawn(
+    command: Command, err: IO[bytes], env: dict[str, str] | None, preexec: Callable[[], None] | None = None
+) -> asyncio.subprocess.Process:
     devnull = asyncio.subprocess.DEVNULL
+    streams: dict[str, Any] = {"stdin": devnull, "stdout": devnull, "stderr": err}
     if isinstance(command, str):
         return await asyncio.create_subprocess_shell(
-            command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True, env=env
+            command, **streams, start_new_session=True, env=env, preexec_fn=preexec
         )
     return await asyncio.create_subprocess_exec(
-        *command, stdin=devnull, stdout=devnull, stderr=err, start_new_session=True, env=env
+        *command, **streams, start_new_session=True, env=env, preexec_fn=preexec
     )
 
 
@@ -143,14 +164,39 @@ def _not_started(command: Sequence[str], exc: OSError) -> StepOutcome:
 
 
 async def run_subprocess(
-    command: Command, *, measure: bool = False, interval: float = 0.1, reaper: Reaper | None = None
+    command: Command,
+    *,
+    measure: bool = False,
+    interval: float = 0.1,
+    reaper: Reaper | None = None,
+    watch: PeakWatch | None = None,
+    limit: StepLimit | None = None,
 ) -> StepOutcome:
-    """Run one command to its end (see the module docstring); cancelling it ends its whole tree."""
+    """Run one command to its end (see the module docstring); cancelling it ends its whole tree.
+
+    With ``measure``, ``watch`` (if given) is called with the peak memory so far after each sample.
+    With ``limit``, the command runs under that memory limit (:mod:`peakopt.runtime.limits`), and
+    a step it ends fails with an error that says so.
+    """
+    with limit or contextlib.nullcontext():
+        outcome = await _run_subprocess(command, measure, interval, reaper, watch, limit)
+    return outcome
+
+
+async def _run_subprocess(
+    command: Command,
+    measure: bool,
+    interval: float,
+    reaper: Reaper | None,
+    watch: PeakWatch | None,
+    limit: StepLimit | None,
+) -> StepOutcome:
     # stderr goes to a file, not a pipe: a step ends when its process does, even if a daemon it
     # left behind keeps the stream open, and no pipe outlives an interrupted event loop
     with tempfile.TemporaryFile() as err:
         try:
-            proc = await _spawn(command, err, reaper.env if reaper is not None else None)
+            env = reaper.env if reaper is not None else None
+            proc = await _spawn(command, err, env, limit.preexec if limit is not None else None)
         except OSError as exc:
             if isinstance(command, str):
                 raise  # the shell itself cannot be started: nothing a step can do about it
@@ -160,7 +206,7 @@ async def run_subprocess(
         started = time.monotonic()
         sampler = TreeSampler(proc.pid, started)
         peak = [0.0] if measure else None
-        watch = asyncio.create_task(_sample(sampler, interval, peak))
+        sampling = asyncio.create_task(_sample(sampler, interval, peak, watch))
         try:
             code = await proc.wait()
         except BaseException:
@@ -168,9 +214,9 @@ async def run_subprocess(
                 await terminate(proc, sorted(sampler.pids))
             raise
         finally:
-            watch.cancel()
+            sampling.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await watch
+                await sampling
             if reaper is not None and proc.returncode is not None:
                 reaper.forget(proc.pid)
         err.seek(max(0, err.seek(0, os.SEEK_END) - STDERR_TAIL))
@@ -185,20 +231,37 @@ async def run_subprocess(
             cpu_peak=round(peak[0], 3),
             memory_peak_mb=round(sampler.peak_mb, 1),
         )
-    error = (tail.decode(errors="replace").strip() or f"exited with {code}") if code else None
+    text = tail.decode(errors="replace").strip()
+    error = (text or f"exited with {code}") if code else None
+    if code and limit is not None:
+        error = limit.error(code, text) or error
     return StepOutcome(code, ended, proc.pid, usage, error)
 
 
 async def run_step(
-    step: Step, *, measure: bool = False, interval: float = 0.1, reaper: Reaper | None = None
+    step: Step,
+    *,
+    measure: bool = False,
+    interval: float = 0.1,
+    reaper: Reaper | None = None,
+    watch: PeakWatch | None = None,
+    limit: StepLimit | None = None,
 ) -> StepOutcome:
-    """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured)."""
+    """Run a command (:func:`run_subprocess`) or await an async callable (nothing measured or limited)."""
     if callable(step):
         try:
-            code = await step()
+            value = await step()
         except Exception as exc:  # a step's own failure is the trace's to record, not the run's
             return StepOutcome(None, time.monotonic(), error=f"{type(exc).__name__}: {exc}")
-        return StepOutcome(
-            0 if code is None else code, time.monotonic(), error=None if not code else f"returned {code}"
-        )
-    return await run_subprocess(step, measure=measure, interval=interval, reaper=reaper)
+        return called(value, time.monotonic())
+    return await run_subprocess(
+        step, measure=measure, interval=interval, reaper=reaper, watch=watch, limit=limit
+    )
+
+
+def called(value: object, ended: float) -> StepOutcome:
+    """The outcome of an async callable that returned ``value``: an exit code (an int), else its result."""
+    # bool is an int to Python, but a tool that answers True has answered, not exited with 1
+    if isinstance(value, int) and not isinstance(value, bool):
+        return StepOutcome(value, ended, error=f"returned {value}" if value else None)
+    return StepOutcome(0, ended, result=value)

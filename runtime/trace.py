@@ -31,6 +31,7 @@ from peakopt.instances.errors import InputError, from_validation
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.models.base import FROZEN
 from peakopt.oracle.scenarios import Scenarios
+from peakopt.runtime.overuse import declared_peaks, measured_demand
 
 #: How a step ended: ``ok`` (exit 0), ``failed`` (non-zero exit, killed by a signal, or an
 #: exception), ``skipped`` (never started: a predecessor failed, or the run stopped).
@@ -166,7 +167,9 @@ class Trace(BaseModel):
         """The last end of a step that ran (0 when none did)."""
         return max((s.end or 0.0 for s in self.ran), default=0.0)
 
-    def realised(self, demand: DemandKind = "declared") -> tuple[Workflow, Schedule]:
+    def realised(
+        self, demand: DemandKind = "declared", *, unmeasured: Literal["error", "declared"] = "error"
+    ) -> tuple[Workflow, Schedule]:
         """The workflow as it ran (actual durations) and the schedule of actual starts.
 
         Steps that never started are left out (no step that ran depends on one).
@@ -179,11 +182,15 @@ class Trace(BaseModel):
             demands what it was measured to use — its peak memory as ``memory_mb`` and its
             average cores as ``cpu`` (CPU is a rate, as in ``peakopt profile``'s segments); any
             other resource keeps its declared peak.
+        unmeasured
+            With ``measured``, what a step that ran without a measured usage (an async callable)
+            is: an ``error``, or judged with its ``declared`` demands.
 
         Raises
         ------
         ValueError
-            With ``measured``, when a step that ran has no measured usage.
+            With ``measured``, when a step that ran has no measured usage (and ``unmeasured`` is
+            ``error``).
         """
         ran = {s.id: s for s in self.ran}
         tasks = tuple(t for t in self.workflow.tasks if t.id in ran)
@@ -203,17 +210,18 @@ class Trace(BaseModel):
         workflow = scenario.workflow(0)
         if demand == "measured":
             workflow = workflow.model_copy(
-                update={"tasks": tuple(_measured(t, ran[t.id]) for t in workflow.tasks)}
+                update={"tasks": tuple(_measured(t, ran[t.id], unmeasured) for t in workflow.tasks)}
             )
         return workflow, schedule
 
 
-def _measured(task: Task, step: StepRecord) -> Task:
+def _measured(task: Task, step: StepRecord, unmeasured: Literal["error", "declared"]) -> Task:
     """``task`` as one segment of its actual length demanding what ``step`` was measured to use."""
     if step.usage is None:
+        if unmeasured == "declared":
+            return task
         raise ValueError(f"step {task.id!r} has no measured usage (run it with --measure)")
-    declared = {r: task.peak(r) for s in task.segments for r in s.demand}
-    used = {**declared, "cpu": step.usage.cpu_avg, "memory_mb": step.usage.memory_peak_mb}
+    used = {**declared_peaks(task), **measured_demand(step.usage)}
     fields: dict[str, Any] = {"profile": None, "duration": task.length, "demand": used}
     return task.model_copy(update=fields)
 
