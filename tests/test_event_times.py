@@ -147,8 +147,9 @@ class FakeClock:
         return self.now
 
     async def run_step(
-        self, step: Step, *, measure: bool = False, interval: float = 0.1, reaper: object = None
+        self, step: Step, *, measure: bool = False, interval: float = 0.1, **keywords: object
     ) -> StepOutcome:
+        # the controller's other keywords (the reaper, a usage watch, a memory limit) mean nothing here
         end = self.now + self.lengths[str(step)]
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending.append((end, future))
