@@ -26,7 +26,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import psutil
@@ -227,8 +227,10 @@ def usage_pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) 
 
     An interval's cores are those of the sample that closes it (CPU since the previous one); its
     memory the higher of the two samples around it, so a rise is never shown late. The last
-    interval gets the CPU time the samples did not see, so the pieces' CPU seconds add up to
-    ``cpu_seconds``.
+    interval gets the CPU time the samples did not see (children that came and went between
+    samples, the last instants) up to the machine's cores, and what is left is spread over the run
+    in proportion to each interval's room below them, so the pieces' CPU seconds add up to
+    ``cpu_seconds`` and no interval shows a rate no machine of this size has.
     """
     found: list[UsagePiece] = []
     begin, memory = 0.0, 0.0
@@ -236,11 +238,26 @@ def usage_pieces(samples: Sequence[Sample], seconds: float, cpu_seconds: float) 
         if sample.time > begin:
             found.append(UsagePiece(sample.time - begin, sample.cores, max(memory, sample.memory_mb)))
         begin, memory = max(begin, sample.time), sample.memory_mb
-    seen = sum(p.duration * p.cores for p in found)
+    unseen = max(0.0, cpu_seconds - sum(p.duration * p.cores for p in found))
     rest = seconds - begin
+    # the exit is seen at once, so the last interval may last a few ms: it takes the unseen CPU
+    # only up to the machine's cores, the rest is spread over the run where there is room
+    limit = float(os.cpu_count() or 1)
     if rest > 0:
-        found.append(UsagePiece(rest, max(0.0, cpu_seconds - seen) / rest, memory))
-    return tuple(found)
+        last = min(unseen, rest * limit)
+        found.append(UsagePiece(rest, last / rest, memory))
+        unseen -= last
+    return tuple(_spread(found, unseen, limit)) if unseen > 0 else tuple(found)
+
+
+def _spread(pieces: list[UsagePiece], cpu: float, limit: float) -> list[UsagePiece]:
+    """``pieces`` with ``cpu`` seconds more, each in proportion to its room below ``limit`` cores."""
+    room = sum(p.duration * max(0.0, limit - p.cores) for p in pieces)
+    total = sum(p.duration for p in pieces)
+    if room <= 0:  # every piece at the limit already: evenly (the kernel's count is the truth)
+        return [replace(p, cores=p.cores + cpu / total) for p in pieces] if total > 0 else pieces
+    share = cpu / room
+    return [replace(p, cores=p.cores + share * max(0.0, limit - p.cores)) for p in pieces]
 
 
 def kill_tree(pid: int, known: Sequence[int] = (), *, grace: float = 2.0) -> None:
