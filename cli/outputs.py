@@ -22,7 +22,6 @@ replace and nothing to lock.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import overload
 
 import click
 
+from peakopt.instances import locks
 from peakopt.instances.errors import OutputError
 from peakopt.instances.native import replacing, write_atomic
 
@@ -93,42 +93,27 @@ class Output:
             raise OutputError(self.option, self.path, f"cannot be created ({exc.strerror})") from None
 
     def _take_lock(self) -> int:
-        """Lock the output; the lock file's inode is checked after locking.
-
-        A holder removes its lock file as it lets go: a process that opened
-        that file just before then locks a file no longer in the folder, and
-        must open the new one.
-        """
-        while True:
-            try:
-                handle = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
-            except OSError as exc:
-                folder = self.lock_path.parent
-                raise OutputError(
-                    self.option, self.path, f"cannot be written in {folder} ({exc.strerror})"
-                ) from None
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = _holder(handle)
-                os.close(handle)
-                raise OutputError(
-                    self.option,
-                    self.path,
-                    f"another process{holder} is writing it (lock {self.lock_path}); "
-                    "wait for it to finish or name another output",
-                ) from None
-            if _same_file(handle, self.lock_path):
-                os.ftruncate(handle, 0)
-                os.write(handle, f"{os.getpid()}\n".encode())
-                return handle
-            os.close(handle)
+        """Lock the output, or refuse at once naming the holder (:mod:`peakopt.instances.locks`)."""
+        try:
+            handle = locks.take(self.lock_path, wait=False)
+        except OSError as exc:
+            folder = self.lock_path.parent
+            raise OutputError(
+                self.option, self.path, f"cannot be written in {folder} ({exc.strerror})"
+            ) from None
+        if handle is None:
+            raise OutputError(
+                self.option,
+                self.path,
+                f"another process{locks.holder(self.lock_path)} is writing it (lock {self.lock_path}); "
+                "wait for it to finish or name another output",
+            )
+        return handle
 
     def close(self) -> None:
-        """Let go of the lock (the lock file is removed first, see :meth:`_take_lock`)."""
+        """Let go of the lock (its file is removed)."""
         if self._lock is not None:
-            self.lock_path.unlink(missing_ok=True)
-            os.close(self._lock)
+            locks.release(self.lock_path, self._lock)
             self._lock = None
 
     def write_text(self, text: str) -> None:
@@ -152,19 +137,6 @@ class Output:
 def _special(path: Path) -> bool:
     """A character device or a FIFO: written in place, never replaced."""
     return path.is_char_device() or path.is_fifo()
-
-
-def _same_file(handle: int, path: Path) -> bool:
-    try:
-        return os.fstat(handle).st_ino == path.stat().st_ino
-    except FileNotFoundError:
-        return False
-
-
-def _holder(handle: int) -> str:
-    """`` (pid N)`` from the lock file, when its holder wrote it."""
-    text = os.pread(handle, 32, 0).decode(errors="replace").strip()
-    return f" (pid {text})" if text.isdigit() else ""
 
 
 @overload

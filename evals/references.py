@@ -18,11 +18,9 @@ use, as ``peakopt score --reference`` checks it
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from peakopt.campaign.jsonl import JsonLinesReferences
 from peakopt.campaign.runner import run_work
 from peakopt.campaign.solves import SOLVES, solve_items
 from peakopt.evals.arguments import TaskError
+from peakopt.instances import locks
 from peakopt.instances.errors import OutputError
 from peakopt.instances.records import reference_lines
 from peakopt.models import Machine, Suite, Workflow, content_hash
@@ -82,17 +81,6 @@ class CacheFile:
         return self.target.with_name(self.target.name + ".partial")
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created if needed) for the block."""
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def cached_references(suite: Suite, pairs: Iterable[tuple[Workflow, Machine]], time_limit: float) -> Path:
     """The cache file of ``suite``, holding a reference for every one of ``pairs``.
 
@@ -120,7 +108,7 @@ def cached_references(suite: Suite, pairs: Iterable[tuple[Workflow, Machine]], t
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{content_hash(suite)}.jsonl"
-    with _locked(target.with_name(target.name + ".lock")):
+    with locks.held(target.with_name(target.name + ".lock")):
         try:
             store = JsonLinesReferences(CacheFile(target), resume=True, warn=logger.warning, remedy=REMEDY)
         except OutputError as exc:

@@ -16,10 +16,9 @@ import pytest
 from click.testing import CliRunner
 from stress_helpers import env
 
-from peakopt.cli import outputs
 from peakopt.cli.main import cli
 from peakopt.cli.outputs import Output
-from peakopt.instances import load
+from peakopt.instances import load, locks
 from peakopt.instances.native import dump, replacing
 
 OLD = "what was there before\n"
@@ -236,7 +235,7 @@ def test_the_lock_is_taken_on_the_file_that_is_in_the_folder(
             output.lock_path.write_text("")
         flock(handle, how)
 
-    monkeypatch.setattr(outputs.fcntl, "flock", racing)
+    monkeypatch.setattr(locks.fcntl, "flock", racing)
     output.check()
     try:
         assert len(calls) == 2

@@ -47,6 +47,7 @@ def test_references_are_solved_once_into_a_file_named_by_the_suites_content(suit
     assert path == cache_dir() / f"{content_hash(load_suite(str(suite)))}.jsonl"
     assert sorted(r["workflow"] for r in lines(path)) == ["a", "b"]  # in the order they finish
     assert not path.with_name(path.name + ".partial").exists()
+    assert sorted(p.name for p in cache_dir().iterdir()) == [path.name]  # no lock file left behind
     # a marked record stays: a pair already held is not solved again; a new pair is added
     marked = [r | {"seconds": 123.0} for r in lines(path)]
     path.write_text("".join(json.dumps(r) + "\n" for r in marked))
