@@ -17,8 +17,8 @@ from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
 from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
-from peakopt.oracle.scenarios import Noise
-from peakopt.oracle.simulate import EXECUTIONS, Execution
+from peakopt.oracle.uncertain.scenarios import Noise
+from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution
 
 F = TypeVar("F", bound=Callable[..., Any])
 

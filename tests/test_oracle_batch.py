@@ -12,7 +12,7 @@ from strategies import machines, schedules, workflows
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.batch import BatchScorer, score_batch
+from peakopt.oracle.vector.batch import BatchScorer, score_batch
 
 APPROX = {"rel": 1e-9, "abs": 1e-9}
 

@@ -9,8 +9,8 @@ from strategies import machines, varying_workflows
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.realised import RealisedScorer
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.uncertain.scenarios import Noise, draw
+from peakopt.oracle.vector.realised import RealisedScorer
 
 
 def check(workflow: Workflow, machine: Machine, starts: list[list[float]], noise: Noise | None) -> None:

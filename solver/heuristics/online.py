@@ -1,8 +1,8 @@
 """Online forms of the heuristics: each decides at run time from what has finished.
 
 :func:`online_policy` maps a method name (the grammar of :mod:`.methods`) to an
-:class:`~peakopt.oracle.online.OnlinePolicy` for the simulator (:mod:`peakopt.oracle.simulate`)
-or a runtime's admission controller:
+:class:`~peakopt.oracle.uncertain.online.OnlinePolicy` for the simulator
+(:mod:`peakopt.oracle.uncertain.simulate`) or a runtime's admission controller:
 
 ==============================  =============================================================
 method                          online form
@@ -21,7 +21,7 @@ plug-in                         its ``online`` attribute (a ``PolicyFactory``), 
 ==============================  =============================================================
 
 Each call builds a fresh policy from nominal data only; :func:`policy_factory` gives the
-:data:`~peakopt.oracle.online.PolicyFactory` to build one per simulated run.
+:data:`~peakopt.oracle.uncertain.online.PolicyFactory` to build one per simulated run.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.dispatch import admitted
-from peakopt.oracle.online import OnlinePolicy, PolicyFactory
-from peakopt.oracle.policies import Positional, order_policy
+from peakopt.oracle.uncertain.dispatch import admitted
+from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
+from peakopt.oracle.uncertain.policies import Positional, order_policy
 from peakopt.solver.heuristics.arrays import compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, PluginError
 from peakopt.solver.heuristics.methods import parse_method
@@ -90,7 +90,7 @@ class Admission(Positional):
     def positions(
         self, now: float, queue: list[int], running: dict[int, float], free: list[float]
     ) -> Iterable[int]:
-        """The ready steps that fit, in priority order (:func:`peakopt.oracle.dispatch.admitted`)."""
+        """The ready steps that fit, in priority order (as ``dispatch.admitted`` takes them)."""
         if self.keys is not None:
             keys = self.keys
             queue = sorted(queue, key=lambda j: (keys[j], j))
@@ -150,10 +150,10 @@ def online_policy(
 
 
 def policy_factory(method_name: str, *, seed: int = 0) -> PolicyFactory:
-    """The :data:`~peakopt.oracle.online.PolicyFactory` of :func:`online_policy` for one method.
+    """The :data:`~peakopt.oracle.uncertain.online.PolicyFactory` of :func:`online_policy` for one method.
 
     A built-in's policy for the last workflow × machine is built once (an offline planner plans
-    once) and handed out fresh (:meth:`~peakopt.oracle.policies.Positional.fresh`) for every
+    once) and handed out fresh (:meth:`~peakopt.oracle.uncertain.policies.Positional.fresh`) for every
     run; a plug-in's factory is called for every run.
     """
     parse_method(method_name)  # a bad name fails here, not in the first run

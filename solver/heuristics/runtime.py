@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from peakopt.oracle.dispatch import admitted, dispatch
+from peakopt.oracle.uncertain.dispatch import admitted, dispatch
 from peakopt.solver.heuristics.arrays import LOAD_SLACK, Need, Problem
 
 
@@ -54,7 +54,7 @@ def admit(
 
     Steps join a queue when their last predecessor finishes (together in
     input order); at each event the queue is scanned in order and every step
-    whose needs fit the free capacity starts (:func:`peakopt.oracle.dispatch.admitted`).
+    whose needs fit the free capacity starts (:func:`peakopt.oracle.uncertain.dispatch.admitted`).
 
     Returns
     -------
