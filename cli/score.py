@@ -38,7 +38,7 @@ from peakopt.oracle.tables.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggrega
 from peakopt.oracle.tables.pairs import with_settings
 from peakopt.oracle.tables.rows import PlanRow, ScoreRow, not_a_row
 from peakopt.oracle.tables.sampled import REPLAYED, Sampler, Sampling, score_sampled
-from peakopt.oracle.tables.scoring import ReplayOptions, score_prediction, score_record
+from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
 from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.uncertain.scenarios import Noise
 

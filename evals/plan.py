@@ -27,7 +27,7 @@ from peakopt.evals.suites import Selection, load_suite
 from peakopt.evals.values import PLAN_KEYS, plan_values
 from peakopt.instances.prompts import plan_prompt_record
 from peakopt.models import Workflow
-from peakopt.oracle.tables.scoring import score_prediction
+from peakopt.oracle.tables.score_rows import score_prediction
 
 
 def plan_sample(workflow: Workflow) -> Sample:

@@ -31,7 +31,7 @@ from peakopt.evals.values import SCHEDULE_KEYS, schedule_values
 from peakopt.instances.prompts import prompt_record
 from peakopt.models import PeakoptError, Suite
 from peakopt.oracle.judge.references import Checked
-from peakopt.oracle.tables.scoring import score_record
+from peakopt.oracle.tables.score_rows import score_record
 
 logger = logging.getLogger(__name__)
 

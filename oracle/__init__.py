@@ -7,12 +7,12 @@ from peakopt.oracle.judge.evaluate import evaluate, with_reference
 from peakopt.oracle.judge.metrics import Measured, cva_floor, gaps, measure
 from peakopt.oracle.judge.pins import broken_pins
 from peakopt.oracle.judge.references import InvalidReference, check_references
-from peakopt.oracle.judge.score import ResourceScore, Score, Violation
 from peakopt.oracle.judge.sweep import load_profile, runs
+from peakopt.oracle.judge.verdict import ResourceScore, Score, Violation
 from peakopt.oracle.tables.aggregate import aggregate, aggregate_plans, correlate
 from peakopt.oracle.tables.planning import PlanScore, plan_score
 from peakopt.oracle.tables.rows import PlanRow, ScoreRow
-from peakopt.oracle.tables.scoring import ReplayOptions, score_prediction, score_record
+from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
 from peakopt.oracle.uncertain.dispatch import SimulationError
 from peakopt.oracle.uncertain.scenarios import Noise, Scenarios, draw
 from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution, Simulation, execute

@@ -15,7 +15,7 @@ from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import read_records, reference_lines, write_jsonl
 from peakopt.oracle.judge.references import check_references
 from peakopt.oracle.tables.rows import ScoreRow
-from peakopt.oracle.tables.scoring import ReplayOptions, score_record
+from peakopt.oracle.tables.score_rows import ReplayOptions, score_record
 
 
 def plans(tmp_path: Path) -> Path:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.tables.aggregate import (
     Stats,
     aggregate,

@@ -12,8 +12,8 @@ from peakopt.instances import load
 from peakopt.oracle.answers.answer import Ambiguous, Reading, choose_reading, split_reasoning
 from peakopt.oracle.answers.extract import Decoded
 from peakopt.oracle.answers.parse import Parsed, parse_response
-from peakopt.oracle.judge.score import Violation
-from peakopt.oracle.tables.scoring import score_prediction, score_record
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 
 SUITE = load("bundled:refund")
 STEPS = tuple(SUITE.workflows[0].index)

@@ -15,8 +15,8 @@ from peakopt.instances import load
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.answers.extract import find_json
 from peakopt.oracle.answers.parse import Parsed, parse_response, parse_starts, read_number
-from peakopt.oracle.judge.score import Violation
-from peakopt.oracle.tables.scoring import score_prediction, score_record
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 from peakopt.solver import solve
 
 SUITE = load("bundled:refund")

@@ -18,8 +18,8 @@ import pytest
 
 from peakopt.instances import load
 from peakopt.oracle.answers.parse import parse_response, parse_starts
-from peakopt.oracle.judge.score import Violation
-from peakopt.oracle.tables.scoring import score_prediction, score_record
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 
 SUITE = load("bundled:refund")
 STEPS = ("lookup_order", "fraud_score", "history_scan", "policy_search", "decide")

@@ -15,7 +15,7 @@ from peakopt.oracle.answers.parse import Parsed
 from peakopt.oracle.answers.replay import replay
 from peakopt.oracle.judge.evaluate import with_reference
 from peakopt.oracle.judge.metrics import gaps
-from peakopt.oracle.tables.scoring import ReplayOptions, index_references, score_record
+from peakopt.oracle.tables.score_rows import ReplayOptions, index_references, score_record
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machines[0]

@@ -6,7 +6,7 @@ from test_cli_score import SAFE
 
 from peakopt.instances import load
 from peakopt.oracle.tables.sampled import Sampler, Sampling, plan_of, score_sampled
-from peakopt.oracle.tables.scoring import ReplayOptions
+from peakopt.oracle.tables.score_rows import ReplayOptions
 from peakopt.oracle.uncertain.scenarios import Noise
 
 SUITE = load("bundled:refund")

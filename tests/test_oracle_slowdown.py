@@ -15,7 +15,7 @@ from peakopt.oracle.judge.evaluate import with_reference
 from peakopt.oracle.judge.metrics import charged_makespan, efficiency, measure
 from peakopt.oracle.judge.slowdown import slowed_end
 from peakopt.oracle.tables.rows import ScoreRow
-from peakopt.oracle.tables.scoring import with_efficiency
+from peakopt.oracle.tables.score_rows import with_efficiency
 
 CPU3 = Machine(name="m", capacity={"cpu": 3, "memory_mb": 100}, soft=("cpu",))
 

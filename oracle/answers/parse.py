@@ -48,13 +48,14 @@ from peakopt.oracle.answers import reasons
 from peakopt.oracle.answers.answer import Ambiguous, Reading, choose_reading, split_reasoning, under_final_key
 from peakopt.oracle.answers.extract import Decoded, find_json, find_parts, is_id, naming, step_of
 from peakopt.oracle.answers.numbers import read_number, time_like, unread_unit
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 
-Kind = Literal["start", "delay"]
+#: What an answer's timings are: start times, or requested delays (replayed, see ``replay``).
+TimingKind = Literal["start", "delay"]
 
 START_KEYS = ("start", "start_time", "start_s", "starts_at", "start_at", "begin")
 DELAY_KEYS = ("requested_delay", "requested_delay_s", "delay", "delay_s")
-_TIMING_KEYS: tuple[tuple[Kind, tuple[str, ...]], ...] = (("start", START_KEYS), ("delay", DELAY_KEYS))
+_TIMING_KEYS: tuple[tuple[TimingKind, tuple[str, ...]], ...] = (("start", START_KEYS), ("delay", DELAY_KEYS))
 #: Keys whose content is searched first, and those whose plain numbers are delays.
 WRAPPERS = ("schedule", "starts", "start_times", "plan", "steps", "tasks", "execution_plan", "answer")
 DELAY_WRAPPERS = ("requested_delays", "delays", "requested_delay")
@@ -96,7 +97,7 @@ class Parsed:
     """
 
     values: dict[str, float]
-    kind: Kind
+    kind: TimingKind
     problems: tuple[Violation, ...] = ()
     repaired: bool = False
     reasoning: bool = False
@@ -107,7 +108,7 @@ def _read_as_time(raw: Any, lenient: bool) -> bool:
     return time_like(raw) if lenient else read_number(raw) is not None
 
 
-def _timing(raw: Any, kind: Kind, lenient: bool = False) -> tuple[Kind, Any, bool] | None:
+def _timing(raw: Any, kind: TimingKind, lenient: bool = False) -> tuple[TimingKind, Any, bool] | None:
     """(kind, raw value, named by a timing key) of a map value, or None when it is no timing at all.
 
     ``lenient`` (looking for why no schedule was read) takes any flat value as a timing
@@ -130,7 +131,7 @@ def _items(raw: Any) -> list[Any]:
     return list(raw.values()) if isinstance(raw, dict) else raw if isinstance(raw, list) else []
 
 
-def _entry(item: Any, steps: Collection[str]) -> tuple[str, Kind, Any, bool] | None:
+def _entry(item: Any, steps: Collection[str]) -> tuple[str, TimingKind, Any, bool] | None:
     """(step, kind, raw value, named by a timing key) of a list item; None if it names no step and time."""
     if isinstance(item, list) and len(item) == 2 and is_id(item[0]):
         if isinstance(item[0], str) or not steps or str(item[0]) in steps:
@@ -152,14 +153,14 @@ class _Collector:
 
     def __init__(self, duplicates: Collection[str] = (), steps: Collection[str] = ()) -> None:
         self.values: dict[str, float] = {}
-        self.kinds: set[Kind] = set()
+        self.kinds: set[TimingKind] = set()
         self.problems: list[Violation] = []
         self.seen: set[str] = set()
         self.duplicates = duplicates
         self.steps = steps
         self.unknown: list[str] = []
 
-    def add(self, step: str, kind: Kind, raw: Any) -> None:
+    def add(self, step: str, kind: TimingKind, raw: Any) -> None:
         if self.steps and step not in self.steps:
             if step not in self.unknown:
                 self.unknown.append(step)
@@ -193,7 +194,7 @@ class _Collector:
             problems.append(
                 Violation(kind="parse", message="the schedule mixes start times and requested delays")
             )
-        kind: Kind = "delay" if self.kinds == {"delay"} else "start"
+        kind: TimingKind = "delay" if self.kinds == {"delay"} else "start"
         return Parsed(self.values, kind, tuple(problems))
 
 
@@ -217,7 +218,7 @@ def _accept(
     elif isinstance(node, dict):
         if steps and not lenient and not any(step in steps for step in node):
             return None  # no step of the workflow: another map (resources, notes...)
-        default: Kind = "delay" if key is not None and key.lower() in DELAY_WRAPPERS else "start"
+        default: TimingKind = "delay" if key is not None and key.lower() in DELAY_WRAPPERS else "start"
         for step, raw in node.items():
             timing = _timing(raw, default, lenient and step in steps)
             if timing is None or (step in SUMMARY_KEYS and step not in steps):

@@ -29,7 +29,7 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 
 #: Kinds of reason that end the reading: nothing of such an answer is scored.
 UNSCORED = frozenset({"truncated", "unclosed"})

@@ -23,7 +23,7 @@ from typing import Literal
 from peakopt.models import Workflow
 from peakopt.oracle.answers.parse import Parsed
 from peakopt.oracle.base.exact import before
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.uncertain.simulate import timetable
 
 Mode = Literal["literal", "runtime"]

@@ -31,7 +31,7 @@ from typing import Any
 from peakopt.oracle.answers import reasons
 from peakopt.oracle.answers.answer import Ambiguous, Reading, choose_reading, split_reasoning
 from peakopt.oracle.answers.extract import find_json, find_parts, is_id, naming, step_of
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 
 STRUCTURE_KEYS = (
     "dependency_structure",

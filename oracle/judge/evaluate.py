@@ -27,9 +27,9 @@ from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle.base.exact import to_float
 from peakopt.oracle.judge import metrics
 from peakopt.oracle.judge.metrics import Measured, Usage, measure
-from peakopt.oracle.judge.score import ResourceScore, Score, Violation
 from peakopt.oracle.judge.slowdown import slowed_makespan
-from peakopt.oracle.judge.sweep import Overflow
+from peakopt.oracle.judge.sweep import OverflowSpan
+from peakopt.oracle.judge.verdict import ResourceScore, Score, Violation
 
 
 def _time(x: float) -> str:
@@ -66,7 +66,7 @@ def _start_violations(workflow: Workflow, schedule: Schedule, measured: Measured
     return found
 
 
-def _overflow(resource: str, usage: Usage, found: Overflow, measured: Measured) -> Violation:
+def _overflow(resource: str, usage: Usage, found: OverflowSpan, measured: Measured) -> Violation:
     start, end = measured.seconds(found.start), measured.seconds(found.end)
     load = to_float(found.load, usage.demands.exponent)
     return Violation(
@@ -90,7 +90,7 @@ def _resource(resource: str, usage: Usage, measured: Measured) -> ResourceScore:
         peak_ratio=to_float(swept.peak, 0, cap),
         violation_area=to_float(swept.area, measured.grid.exponent, cap),
         floor_area=to_float(usage.floor, measured.grid.exponent, cap),
-        kind=metrics.kind_of(measured, resource),
+        kind=metrics.hardness_of(measured, resource),
     )
 
 

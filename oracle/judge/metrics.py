@@ -22,7 +22,7 @@ is then a function of that :class:`Measured` schedule, named as in the table:
 ``cva_floor`` depends on the instance only: ``cva_floor(measure(workflow,
 machine))`` measures no schedule. The gaps compare a makespan with a reference
 result. :func:`peakopt.oracle.judge.evaluate.evaluate` gathers them all in a
-:class:`~peakopt.oracle.judge.score.Score`; :mod:`peakopt.oracle.vector.batch` computes the
+:class:`~peakopt.oracle.judge.verdict.Score`; :mod:`peakopt.oracle.vector.batch` computes the
 same figures for many schedules at once in floats.
 """
 
@@ -41,7 +41,7 @@ from peakopt.oracle.judge.sweep import Demands, Grid, Swept, demand_grid, place_
 #: What can be wrong with a start (see :attr:`Measured.unfit`).
 Unfit = Literal["missing", "negative_start", "unknown"]
 #: A resource whose overflow fails steps (``hard``) or slows them down (``soft``).
-Kind = Literal["hard", "soft"]
+Hardness = Literal["hard", "soft"]
 
 
 def _floors(grid: Grid, demands: Demands) -> list[int]:
@@ -165,19 +165,19 @@ def measure(
     return Measured(grid, usage, _unfit(workflow, starts), _broken(workflow, grid), end, origin, soft)
 
 
-def _total(measured: Measured, part: Callable[[Usage], int], kind: Kind | None = None) -> Fraction:
+def _total(measured: Measured, part: Callable[[Usage], int], kind: Hardness | None = None) -> Fraction:
     """Σ_m part_m / C_m: a resource integral in capacity units, summed over the resources (of ``kind``)."""
     return sum(
         (
             Fraction(part(u), u.demands.capacity)
             for r, u in measured.usage.items()
-            if kind is None or kind_of(measured, r) == kind
+            if kind is None or hardness_of(measured, r) == kind
         ),
         Fraction(0),
     )
 
 
-def kind_of(measured: Measured, resource: str) -> Kind:
+def hardness_of(measured: Measured, resource: str) -> Hardness:
     """``soft`` if the resource's overflow only slows steps down, else ``hard``."""
     return "soft" if resource in measured.soft else "hard"
 

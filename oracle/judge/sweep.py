@@ -134,7 +134,7 @@ def pieces(
 
 
 @dataclass
-class Overflow:
+class OverflowSpan:
     """One overflow interval on the grids, as the sweep grows it."""
 
     start: int
@@ -152,7 +152,7 @@ class Swept:
     avoidable: int  # the part of ``area`` beyond what each step causes on its own
     used: int  # ∫ min(L, C) dτ
     peak: int  # highest load over stretches longer than noise
-    overflows: list[Overflow]
+    overflows: list[OverflowSpan]
 
 
 def sweep(placed: list[Placed], cap: int, scale: int) -> Swept:
@@ -163,8 +163,8 @@ def sweep(placed: list[Placed], cap: int, scale: int) -> Swept:
     it neither sets the peak nor starts or ends an overflow interval.
     """
     area = avoidable = used = peak = 0
-    done: list[Overflow] = []
-    current: Overflow | None = None
+    done: list[OverflowSpan] = []
+    current: OverflowSpan | None = None
     for here, after, load, alone, active in pieces(placed, cap):
         width = after - here
         used += min(load, cap) * width
@@ -181,7 +181,7 @@ def sweep(placed: list[Placed], cap: int, scale: int) -> Swept:
             continue
         area, avoidable = area + extra, avoidable + extra
         if current is None:
-            current = Overflow(here, after, load, extra, set(active))
+            current = OverflowSpan(here, after, load, extra, set(active))
         else:
             current.end, current.load = after, max(current.load, load)
             current.avoidable += extra

@@ -272,7 +272,7 @@ def aggregate(
     Parameters
     ----------
     rows
-        Score rows, e.g. from :func:`~peakopt.oracle.tables.scoring.score_record`.
+        Score rows, e.g. from :func:`~peakopt.oracle.tables.score_rows.score_record`.
     by
         Grouping fields; empty for one group of all rows.
     intervals

@@ -24,11 +24,12 @@ import numpy as np
 import numpy.typing as npt
 
 from peakopt.models import Machine, PeakoptError, Workflow
+from peakopt.oracle.base.arrays import Floats
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.base.instants import same_instant
 from peakopt.oracle.tables.rows import MonteCarlo
 from peakopt.oracle.uncertain.scenarios import Noise, Scenarios
-from peakopt.oracle.vector.realised import Floats, RealisedScorer, RealisedScores
+from peakopt.oracle.vector.realised import RealisedScorer, RealisedScores
 
 
 class NonFiniteError(PeakoptError):

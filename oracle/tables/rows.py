@@ -17,8 +17,8 @@ from pydantic import (
     model_serializer,
 )
 
-from peakopt.oracle.answers.parse import Kind
-from peakopt.oracle.judge.score import Score, Violation
+from peakopt.oracle.answers.parse import TimingKind
+from peakopt.oracle.judge.verdict import Score, Violation
 from peakopt.oracle.tables.planning import PlanScore
 
 _RESTATED = ("missing", "negative_start")
@@ -161,7 +161,7 @@ class ScoreRow(BaseModel):
         False when the record could not be read or its schedule breaks a rule.
     reasons, reason_kinds
         Why it is invalid: the messages, and their kinds (``missing``,
-        ``dependency``, ``parse``... see :class:`~peakopt.oracle.judge.score.Violation`).
+        ``dependency``, ``parse``... see :class:`~peakopt.oracle.judge.verdict.Violation`).
     requested, requested_kind
         The timings as read (starts, or requested delays).
     from_reasoning
@@ -173,12 +173,12 @@ class ScoreRow(BaseModel):
         Replay figures: steps the runtime delayed and by how much in total,
         missing steps filled as soon as ready.
     makespan ... dependency_violations
-        The metrics of :class:`~peakopt.oracle.judge.score.Score`.
+        The metrics of :class:`~peakopt.oracle.judge.verdict.Score`.
     avoidable_cva_soft, slowed_makespan
         The avoidable overflow of the machine's soft resources (no unsafety) and, for a valid
         schedule (an unsafe one too), the makespan under the slowdown it causes, which a safe
         schedule's gaps and efficiency are figured from; None for an invalid one (see
-        :class:`~peakopt.oracle.judge.score.Score`).
+        :class:`~peakopt.oracle.judge.verdict.Score`).
     peak_ratio, violation_area
         Per resource.
     overflows
@@ -207,7 +207,7 @@ class ScoreRow(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     reason_kinds: list[str] = Field(default_factory=list)
     requested: dict[str, float] | None = None
-    requested_kind: Kind | None = None
+    requested_kind: TimingKind | None = None
     from_reasoning: bool = False
     starts: dict[str, float] | None = None
     pushed: int = 0

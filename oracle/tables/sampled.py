@@ -27,10 +27,10 @@ from typing import Any, cast
 
 from peakopt.models import Edge, Machine, PeakoptError, Schedule, Suite, Workflow
 from peakopt.oracle.answers.replay import Mode, replay
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.tables.montecarlo import monte_carlo, unscored
 from peakopt.oracle.tables.rows import MonteCarlo, ScoreRow
-from peakopt.oracle.tables.scoring import (
+from peakopt.oracle.tables.score_rows import (
     ReferenceIndex,
     ReplayOptions,
     find_machine,
@@ -217,7 +217,7 @@ def score_sampled(
     Parameters
     ----------
     record, suite, references, line, error
-        As :func:`~peakopt.oracle.tables.scoring.score_record` takes them.
+        As :func:`~peakopt.oracle.tables.score_rows.score_record` takes them.
     options
         Delay origin and missing steps (the replay mode follows the execution).
     sampler

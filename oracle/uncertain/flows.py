@@ -210,7 +210,7 @@ def _reduced(workflow: Workflow, ancestors: list[int], linked: list[list[int]], 
 
 
 @dataclass(frozen=True)
-class Overflow:
+class AntichainOverflow:
     """Why a partial-order schedule is not safe for every realisation of the durations.
 
     Attributes
@@ -237,7 +237,7 @@ class Overflow:
         )
 
 
-def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) -> Overflow | None:
+def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) -> AntichainOverflow | None:
     """The heaviest antichain over a capacity, on the first resource that has one; None when safe.
 
     Each resource's heaviest antichain (the maximum total clamped peak over sets of pairwise
@@ -257,7 +257,7 @@ def pos_overflow(workflow: Workflow, machine: Machine, edges: Iterable[Edge]) ->
         load = sum(peaks.weight[i] for i in steps)
         if not peaks.fits(load):
             ids = tuple(workflow.tasks[i].id for i in sorted(steps))
-            return Overflow(peaks.resource, ids, peaks.amount(load), peaks.capacity)
+            return AntichainOverflow(peaks.resource, ids, peaks.amount(load), peaks.capacity)
     return None
 
 

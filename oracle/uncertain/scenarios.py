@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from peakopt.models import PeakoptError, Segment, Task, Varies, Workflow, nominal_hash
 from peakopt.models.uncertainty import (
@@ -48,9 +47,8 @@ from peakopt.models.uncertainty import (
     check_draws,
     is_fixed,
 )
+from peakopt.oracle.base.arrays import Floats
 from peakopt.oracle.base.exact import digits
-
-Floats = npt.NDArray[np.float64]
 
 #: Decimal places of realised run times: at least 3 (1 ms), at most 6 (1 µs).
 TIME_PLACES = (3, 6)

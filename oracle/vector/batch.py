@@ -30,13 +30,10 @@ import numpy as np
 import numpy.typing as npt
 
 from peakopt.models import Machine, Workflow
+from peakopt.oracle.base.arrays import Bools, Floats, Ints
 from peakopt.oracle.base.exact import TOLERANCE, on_grid, over, to_float
 from peakopt.oracle.judge.metrics import cva_floor, measure, task_floor
 from peakopt.oracle.judge.slowdown import slowed_makespan
-
-Floats = npt.NDArray[np.float64]
-Bools = npt.NDArray[np.bool_]
-Ints = npt.NDArray[np.int64]
 
 #: Rows scored per numpy pass; bounds the temporaries (rows x events x resources).
 CHUNK = 4096
@@ -48,7 +45,7 @@ EXACT_FLOAT = 2**53
 class BatchScores:
     """Metrics of many schedules, one entry per row of the start matrix.
 
-    Attributes match :class:`~peakopt.oracle.judge.score.Score`; ``peak`` and
+    Attributes match :class:`~peakopt.oracle.judge.verdict.Score`; ``peak`` and
     ``violation_area`` have one column per resource of ``resources`` (the
     machine's, in its order). An undefined MRU (span 0) is NaN here.
     ``slowed_makespan`` is the exact path's (:mod:`peakopt.oracle.judge.slowdown`), computed exactly

@@ -31,12 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from peakopt.models import Machine, Workflow
+from peakopt.oracle.base.arrays import Bools, Floats, Ints
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.judge.slowdown import processor_sharing
-
-Floats = npt.NDArray[np.float64]
-Bools = npt.NDArray[np.bool_]
-Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -46,7 +43,7 @@ class RealisedScores:
     Attributes
     ----------
     makespan, cva, avoidable_cva, slowed_makespan
-        As :class:`~peakopt.oracle.judge.score.Score` defines them (``slowed_makespan`` is the
+        As :class:`~peakopt.oracle.judge.verdict.Score` defines them (``slowed_makespan`` is the
         makespan in an unsafe row, where it is not used).
     overflow, soft_overflow
         An avoidable overflow of a hard resource happened (any stretch over capacity); of a soft one.

@@ -22,7 +22,7 @@ from peakopt.oracle.answers.replay import DelayFrom, Missing, Mode, replay
 from peakopt.oracle.answers.structure import Structure, parse_structure, structure_from_response
 from peakopt.oracle.judge import metrics
 from peakopt.oracle.judge.evaluate import evaluate, with_reference
-from peakopt.oracle.judge.score import Violation
+from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.tables.planning import plan_score
 from peakopt.oracle.tables.rows import PlanRow, ScoreRow
 
