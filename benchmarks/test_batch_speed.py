@@ -14,7 +14,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.batch import BatchScorer
+from peakopt.oracle.vector.batch import BatchScorer
 
 SCHEDULES = 50_000
 TARGET = 50_000  # schedules per second

@@ -23,7 +23,7 @@ from functools import cache
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.evaluate import with_reference
+from peakopt.oracle.judge.evaluate import with_reference
 from peakopt.solver import solve
 from peakopt.solver.heuristics import run
 

@@ -18,7 +18,7 @@ import time
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from peakopt.oracle.parse import Parsed, parse_response
+from peakopt.oracle.answers.parse import Parsed, parse_response
 
 STEPS = ("lookup_order", "fraud_score", "history_scan", "policy_search", "decide")
 SAFE = {"lookup_order": 0.0, "fraud_score": 0.0, "history_scan": 4.8, "policy_search": 0.0, "decide": 8.0}

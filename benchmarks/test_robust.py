@@ -7,7 +7,7 @@ every step's peak is its demand), and the same suite generated with every spiky 
 a piecewise profile (``peakopt generate --piecewise 1``), where a start-up spike must be
 reserved for the whole call. After the timed calls the oracle's verdicts are asserted: every
 plain reference safe and proven, every robust one proven, a partial-order schedule that
-:func:`~peakopt.oracle.flows.pos_safe` accepts, its starts the earliest its edges allow, safe
+:func:`~peakopt.oracle.uncertain.flows.pos_safe` accepts, its starts the earliest its edges allow, safe
 as a timetable, and never shorter than the plain optimum (equal on constant profiles).
 """
 
@@ -22,8 +22,8 @@ from solver_helpers import assert_safe
 
 from peakopt.instances import SuiteSpec, generate_suite, load
 from peakopt.models import Machine, SolveResult, Suite, Workflow
-from peakopt.oracle.flows import pos_earliest_starts, pos_safe
-from peakopt.oracle.scenarios import Noise
+from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_safe
+from peakopt.oracle.uncertain.scenarios import Noise
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust
 

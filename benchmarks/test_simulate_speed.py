@@ -1,7 +1,7 @@
 """Simulator throughput: runs per second of every execution policy on the bundled default suite.
 
 Run with ``python -m pytest benchmarks/test_simulate_speed.py -s``: 20 sampled scenarios
-(durations ±25 %, :func:`peakopt.oracle.scenarios.draw`) per workflow × machine pair and policy,
+(durations ±25 %, :func:`peakopt.oracle.uncertain.scenarios.draw`) per workflow × machine pair and policy,
 plans from ``best:fast`` with their resource-flow edges for ``pos``. It prints runs/s per policy
 (the figure of docs/execution.md) and checks, after the timed calls, a sample of the runs on
 their realised workflows: dependency-valid (all but literal) and safe (order, pos, online).
@@ -16,10 +16,10 @@ import pytest
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.oracle import measure
-from peakopt.oracle.flows import resource_flow_edges
-from peakopt.oracle.metrics import avoidable_cva, dependency_violations
-from peakopt.oracle.scenarios import Noise, draw
-from peakopt.oracle.simulate import Simulation
+from peakopt.oracle.judge.metrics import avoidable_cva, dependency_violations
+from peakopt.oracle.uncertain.flows import resource_flow_edges
+from peakopt.oracle.uncertain.scenarios import Noise, draw
+from peakopt.oracle.uncertain.simulate import Simulation
 from peakopt.solver.heuristics import run
 from peakopt.solver.heuristics.online import policy_factory
 

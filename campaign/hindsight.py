@@ -44,8 +44,8 @@ from peakopt.campaign.hindsight_cache import (
 )
 from peakopt.campaign.runner import Work, run_work
 from peakopt.models import Machine, PeakoptError, Schedule, Workflow, nominal_hash
-from peakopt.oracle.sampled import Optima
-from peakopt.oracle.scenarios import Scenarios
+from peakopt.oracle.tables.sampled import Optima
+from peakopt.oracle.uncertain.scenarios import Scenarios
 from peakopt.solver import solve
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import greedy_cliques
@@ -141,7 +141,7 @@ def bound_one(workflow: Workflow, machine: Machine, *, time_limit: float = 1.0, 
 
 
 class Realisations(Protocol):
-    """Realised workflows by sample number: :class:`peakopt.oracle.scenarios.Scenarios` is one."""
+    """Realised workflows by sample number: :class:`peakopt.oracle.uncertain.scenarios.Scenarios` is one."""
 
     def workflow(self, k: int) -> Workflow:
         """The realised workflow of sample ``k`` (plain durations and demands)."""
@@ -149,7 +149,7 @@ class Realisations(Protocol):
 
 
 class Sampled(Realisations, Protocol):
-    """Scenarios with their realised numbers (:class:`peakopt.oracle.scenarios.Scenarios`)."""
+    """Scenarios with their realised numbers (:class:`peakopt.oracle.uncertain.scenarios.Scenarios`)."""
 
     @property
     def lengths(self) -> Sequence[Sequence[float]]:
@@ -337,7 +337,7 @@ def hindsight_optima(
     seed: int = 0,
     executor: Executor | None = None,
 ) -> Optima:
-    """The perfect-information bound in the form :class:`~peakopt.oracle.sampled.Sampling` asks for it.
+    """The perfect-information bound in the form :class:`~peakopt.oracle.tables.sampled.Sampling` asks for it.
 
     Parameters
     ----------

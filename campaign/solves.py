@@ -19,7 +19,7 @@ from peakopt.campaign.pools import send_to_parent
 from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
-from peakopt.oracle.scenarios import Noise
+from peakopt.oracle.uncertain.scenarios import Noise
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust
 

@@ -11,7 +11,7 @@ Tables:
   gap, mutations and the method's row;
 - ``results``: one row per (instance, machine, method, params) — the identity
   of the code that made it (``code``: the method's and the oracle's), the oracle's
-  :class:`~peakopt.oracle.rows.ScoreRow` as JSON in ``row``, its main figures
+  :class:`~peakopt.oracle.tables.rows.ScoreRow` as JSON in ``row``, its main figures
   as columns for SQL, the reference's status, makespan and lower bound, the
   wall time and, for a method that failed, the error;
 - ``bounds``: the perfect-information bound of each realised scenario by its key (see
@@ -47,7 +47,7 @@ from peakopt.instances import InputError
 from peakopt.instances.native import dump
 from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.models import content_hash as content_hash
-from peakopt.oracle.rows import ScoreRow, not_a_row
+from peakopt.oracle.tables.rows import ScoreRow, not_a_row
 
 #: (instance hash, machine hash, method, params JSON): what identifies a result row.
 ResultKey = tuple[str, str, str, str]
@@ -345,7 +345,7 @@ def _columns(result: Result, now: float) -> tuple[Any, ...]:
 
 
 def read_score_rows(path: str | Path) -> list[ScoreRow]:
-    """Every result row of a store as :class:`~peakopt.oracle.rows.ScoreRow` (``source`` = method).
+    """Every result row of a store as :class:`~peakopt.oracle.tables.rows.ScoreRow` (``source`` = method).
 
     The file is opened read-only and never written (see :class:`Store`).
 

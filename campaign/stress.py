@@ -29,8 +29,8 @@ from peakopt.campaign.runner import Work, run_work
 from peakopt.campaign.store import Result, ResultKey, Store, content_hash, params_text
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
-from peakopt.oracle.scenarios import Scenarios
-from peakopt.oracle.scoring import tier, with_efficiency
+from peakopt.oracle.tables.score_rows import tier, with_efficiency
+from peakopt.oracle.uncertain.scenarios import Scenarios
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
 from peakopt.solver.pipeline import solve

@@ -1,12 +1,12 @@
 """Stress campaigns under noise: every method judged on the same sampled scenarios (``stress --noise``).
 
 A row is then a Monte Carlo estimate over ``samples`` scenarios of its workflow
-(:func:`peakopt.oracle.scenarios.draw`: common random numbers, so every method, policy and
+(:func:`peakopt.oracle.uncertain.scenarios.draw`: common random numbers, so every method, policy and
 machine is judged on the same realisations, and a rerun on the same ones):
 
 - a method runs through its online form (:func:`peakopt.solver.heuristics.online.policy_factory`:
   it decides at run time from what has finished), or with ``--execute POLICY`` its nominal
-  plan is executed by that policy (:mod:`peakopt.oracle.simulate`);
+  plan is executed by that policy (:mod:`peakopt.oracle.uncertain.simulate`);
 - :data:`~peakopt.campaign.noise_run.OPTIMUM_ROW` (with ``--execute``): the proven optimum, executed by
   the policy — what PeakBench's Table 8 perturbs;
 - :data:`~peakopt.campaign.noise_run.ROBUST_ROW`: the robust reference
@@ -42,11 +42,11 @@ from peakopt.campaign.stress import (
     solve_reference,
 )
 from peakopt.models import SolveResult
-from peakopt.oracle.flows import resource_flow_edges
-from peakopt.oracle.montecarlo import monte_carlo
-from peakopt.oracle.realised import RealisedScorer
-from peakopt.oracle.scenarios import draw
-from peakopt.oracle.simulate import Simulation
+from peakopt.oracle.tables.montecarlo import monte_carlo
+from peakopt.oracle.uncertain.flows import resource_flow_edges
+from peakopt.oracle.uncertain.scenarios import draw
+from peakopt.oracle.uncertain.simulate import Simulation
+from peakopt.oracle.vector.realised import RealisedScorer
 from peakopt.solver.heuristics.online import policy_factory
 from peakopt.solver.robust import solve_robust
 

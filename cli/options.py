@@ -18,7 +18,7 @@ import click
 from peakopt.campaign.ranges import SECONDS, SEED
 
 if TYPE_CHECKING:
-    from peakopt.oracle.rows import PlanRow, ScoreRow
+    from peakopt.oracle.tables.rows import PlanRow, ScoreRow
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -124,7 +124,7 @@ def by_option(known: Sequence[str], help_text: str, *, first: str | None = None)
 
 def check_by(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) -> None:
     """A usage error (before anything is written) when a ``--by`` field is on no row."""
-    from peakopt.oracle.aggregate import check_group_keys  # NumPy: not for --help and validate
+    from peakopt.oracle.tables.aggregate import check_group_keys  # NumPy: not for --help and validate
 
     try:
         check_group_keys(rows, by)

@@ -16,8 +16,8 @@ from peakopt.cli.score import answer_records, load_references
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.evaluate import with_reference
-from peakopt.oracle.scoring import score_record
+from peakopt.oracle.judge.evaluate import with_reference
+from peakopt.oracle.tables.score_rows import score_record
 from peakopt.plots.schedule_plot import PICTURE_SUFFIXES, Drawn, figure, save_figure
 from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run

@@ -35,10 +35,10 @@ from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, aggregate, evaluate
-from peakopt.oracle.aggregate import ScoreSummary, group_rows
-from peakopt.oracle.leaderboard import Board, board
-from peakopt.oracle.pairs import with_settings
-from peakopt.oracle.references import Checked
+from peakopt.oracle.judge.references import Checked
+from peakopt.oracle.tables.aggregate import ScoreSummary, group_rows
+from peakopt.oracle.tables.leaderboard import Board, board
+from peakopt.oracle.tables.pairs import with_settings
 from peakopt.plots.columns import Column, summary_columns, unranked_note
 from peakopt.plots.worst import case_title, pick_worst
 
@@ -56,7 +56,7 @@ BY_FIELDS = ("source", "setting", "tier", "machine", "workflow")
 
 
 class MethodSummary(ScoreSummary):
-    """:class:`~peakopt.oracle.aggregate.ScoreSummary` and the count of failed runs (reason ``error``)."""
+    """:class:`~peakopt.oracle.tables.aggregate.ScoreSummary` and the count of failed runs (``error``)."""
 
     errors: int
 
@@ -65,7 +65,8 @@ def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list
     """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`.
 
     Rows judged under different settings (prompt setting, noise, samples, execution) are never
-    merged: every setting they differ in is grouped by too (:func:`~peakopt.oracle.pairs.with_settings`).
+    merged: every setting they differ in is grouped by too
+    (:func:`~peakopt.oracle.tables.pairs.with_settings`).
     """
     return [
         MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))

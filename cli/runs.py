@@ -16,7 +16,7 @@ from peakopt.cli.targets import agreed
 from peakopt.instances import BUNDLED_PREFIX
 from peakopt.instances.machine_files import load_machines
 from peakopt.models import Machine, Suite
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.runtime.hindsight import RunFormat, read_run, run_format, score_trace, why_no_efficiency
 from peakopt.runtime.trace import DEMAND_KINDS, DemandKind
 

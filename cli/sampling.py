@@ -10,8 +10,8 @@ import click
 from peakopt.campaign.ranges import COUNT, SECONDS, Finite
 from peakopt.cli.common import warn
 from peakopt.cli.options import seed_option
-from peakopt.oracle.replay import MODES
-from peakopt.oracle.simulate import EXECUTIONS
+from peakopt.oracle.answers.replay import MODES
+from peakopt.oracle.uncertain.simulate import EXECUTIONS
 
 F = TypeVar("F", bound=Callable[..., Any])
 

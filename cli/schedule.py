@@ -15,8 +15,8 @@ from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import schedule_record
 from peakopt.models import Machine, Schedule
 from peakopt.oracle import Score, evaluate
-from peakopt.oracle.aggregate import aggregate
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.aggregate import aggregate
+from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.plots.columns import figure
 from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
 from peakopt.solver.heuristics.methods import __doc__ as GRAMMAR

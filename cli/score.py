@@ -32,15 +32,15 @@ from peakopt.instances import InputError
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import Record, read_records, reference_lines
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
-from peakopt.oracle.online import OnlinePolicy, PolicyFactory
-from peakopt.oracle.pairs import with_settings
-from peakopt.oracle.references import Checked, check_references
-from peakopt.oracle.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
-from peakopt.oracle.rows import PlanRow, ScoreRow, not_a_row
-from peakopt.oracle.sampled import REPLAYED, Sampler, Sampling, score_sampled
-from peakopt.oracle.scenarios import Noise
-from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
+from peakopt.oracle.answers.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
+from peakopt.oracle.judge.references import Checked, check_references
+from peakopt.oracle.tables.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
+from peakopt.oracle.tables.pairs import with_settings
+from peakopt.oracle.tables.rows import PlanRow, ScoreRow, not_a_row
+from peakopt.oracle.tables.sampled import REPLAYED, Sampler, Sampling, score_sampled
+from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
+from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
+from peakopt.oracle.uncertain.scenarios import Noise
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -336,7 +336,7 @@ def load_references(path: str | None, pairs: Iterable[tuple[Workflow, Machine]])
     ------
     peakopt.instances.InputError
         When a line is not a reference result.
-    peakopt.oracle.references.InvalidReference
+    peakopt.oracle.judge.references.InvalidReference
         When a reference contradicts itself or the inputs (another workflow
         under the same id, a makespan its starts do not give...).
     """

@@ -37,7 +37,7 @@ from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries,
 from peakopt.cli.stress_noise import bound_items, noise_options, noise_run, noisy_rows
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.rows import ScoreRow
 
 
 def _resuming(todo: Backlog, db: str) -> str:

@@ -17,13 +17,13 @@ from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
 from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
-from peakopt.oracle.scenarios import Noise
-from peakopt.oracle.simulate import EXECUTIONS, Execution
+from peakopt.oracle.uncertain.scenarios import Noise
+from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: Scenarios per workflow when --noise or --noise-demand is given without --samples.
-SAMPLES = 100
+STRESS_SAMPLES = 100
 
 
 def noise_options(command: F) -> F:
@@ -49,7 +49,7 @@ def noise_options(command: F) -> F:
             metavar="N",
             help="Judge every method on N seeded scenarios per workflow, the same for every method "
             "(alone: drawn from the tasks' own varies) "
-            f"[default with --noise or --noise-demand: {SAMPLES}].",
+            f"[default with --noise or --noise-demand: {STRESS_SAMPLES}].",
         ),
         click.option(
             "--execute",
@@ -89,7 +89,7 @@ def noise_run(
     assert execute is None or execute in get_args(Execution)
     return NoiseRun(
         None if noise is None and demand is None else Noise(noise or 0.0, demand or 0.0),
-        samples or SAMPLES,
+        samples or STRESS_SAMPLES,
         cast("Execution | None", execute),
         BOUND_LIMIT if bound_limit is None else bound_limit,
     )

@@ -20,8 +20,8 @@ from rich.table import Table
 
 from peakopt.cli.messages import console
 from peakopt.instances.native import to_jsonl
-from peakopt.oracle.aggregate import Correlation, PlanSummary, ScoreSummary
-from peakopt.oracle.leaderboard import Board
+from peakopt.oracle.tables.aggregate import Correlation, PlanSummary, ScoreSummary
+from peakopt.oracle.tables.leaderboard import Board
 from peakopt.plots.columns import (
     DIFFERENCE_COLUMNS,
     NAME_HEADERS,

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from peakopt.instances.errors import InputError
 from peakopt.instances.records import Record, read_references
 from peakopt.models import SolveResult
-from peakopt.oracle.rows import ScoreRow, not_a_row
+from peakopt.oracle.tables.rows import ScoreRow, not_a_row
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -303,11 +303,11 @@ def log_score_rows(path: str | Path, warn: Warn = lambda message: None) -> list[
 def errored_row(sample: EvalSample, model: str, references: dict[tuple[str, str], SolveResult]) -> ScoreRow:
     """The row ``peakopt score`` gives the record of a sample that errored (see :func:`log_score_rows`).
 
-    As :func:`peakopt.oracle.scoring.score_record` does for a record with an
+    As :func:`peakopt.oracle.tables.score_rows.score_record` does for a record with an
     error: invalid with that reason, and its efficiency against the pair's reference.
     """
-    from peakopt.oracle.score import Violation
-    from peakopt.oracle.scoring import identity, with_efficiency
+    from peakopt.oracle.judge.verdict import Violation
+    from peakopt.oracle.tables.score_rows import identity, with_efficiency
 
     record = _record(sample, model)
     row = ScoreRow.invalid([Violation(kind="parse", message=sample_error(sample))], **identity(record))

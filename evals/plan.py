@@ -6,7 +6,7 @@ every step's tool call, whose ``$step.output`` arguments name what it
 consumes; no dependencies), the sample metadata ``workflow``, ``task`` and
 ``tier``. The scorer reads the final answer's text as ``peakopt plan-score``
 reads a ``response`` record and reports the oracle's planning metrics
-(:mod:`peakopt.oracle.planning`; see :data:`peakopt.evals.values.PLAN_KEYS`)
+(:mod:`peakopt.oracle.tables.planning`; see :data:`peakopt.evals.values.PLAN_KEYS`)
 with their mean and standard error, keeping the whole row in each score's
 metadata.
 """
@@ -27,7 +27,7 @@ from peakopt.evals.suites import Selection, load_suite
 from peakopt.evals.values import PLAN_KEYS, plan_values
 from peakopt.instances.prompts import plan_prompt_record
 from peakopt.models import Workflow
-from peakopt.oracle.scoring import score_prediction
+from peakopt.oracle.tables.score_rows import score_prediction
 
 
 def plan_sample(workflow: Workflow) -> Sample:

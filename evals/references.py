@@ -34,7 +34,7 @@ from peakopt.instances import locks
 from peakopt.instances.errors import OutputError
 from peakopt.instances.records import reference_lines
 from peakopt.models import Machine, Suite, Workflow, content_hash
-from peakopt.oracle.references import Checked, check_references
+from peakopt.oracle.judge.references import Checked, check_references
 
 logger = logging.getLogger(__name__)
 

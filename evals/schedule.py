@@ -30,8 +30,8 @@ from peakopt.evals.suites import Selection, WorkflowMachine, load_suite
 from peakopt.evals.values import SCHEDULE_KEYS, schedule_values
 from peakopt.instances.prompts import prompt_record
 from peakopt.models import PeakoptError, Suite
-from peakopt.oracle.references import Checked
-from peakopt.oracle.scoring import score_record
+from peakopt.oracle.judge.references import Checked
+from peakopt.oracle.tables.score_rows import score_record
 
 logger = logging.getLogger(__name__)
 

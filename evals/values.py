@@ -2,7 +2,7 @@
 
 Inspect's metrics (mean, stderr) see one number per sample and key, and leave
 a NaN out (a sample "unscored" for that key). The numbers are each row's values
-in the aggregates' means (:func:`peakopt.oracle.aggregate.row_values`, None as
+in the aggregates' means (:func:`peakopt.oracle.tables.aggregate.row_values`, None as
 NaN), so each key's mean is the aggregate ``peakopt score`` prints over the
 same rows:
 
@@ -12,7 +12,7 @@ same rows:
 - ``strict_mru`` is 0 for an invalid answer and ``safe_mru`` 0 for an unsafe
   one; an MRU that is undefined (makespan 0) is NaN;
 - ``gap`` is NaN for an unsafe answer and where no proven optimum is known;
-- ``efficiency`` (the row's, :func:`peakopt.oracle.metrics.efficiency`) is 0 for an
+- ``efficiency`` (the row's, :func:`peakopt.oracle.judge.metrics.efficiency`) is 0 for an
   invalid or unsafe answer, NaN without a proven optimum.
 
 For planning rows every metric is NaN when the answer could not be read, and
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 
-from peakopt.oracle.aggregate import row_values
-from peakopt.oracle.rows import PlanRow, ScoreRow
+from peakopt.oracle.tables.aggregate import row_values
+from peakopt.oracle.tables.rows import PlanRow, ScoreRow
 
 #: The scheduling task's score keys, headline first.
 SCHEDULE_KEYS = (
@@ -39,7 +39,7 @@ SCHEDULE_KEYS = (
     "gap",
 )
 
-#: The planning task's score keys (fields of :class:`~peakopt.oracle.rows.PlanRow`).
+#: The planning task's score keys (fields of :class:`~peakopt.oracle.tables.rows.PlanRow`).
 PLAN_KEYS = (
     "valid",
     "edge_f1",

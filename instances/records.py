@@ -4,7 +4,7 @@
   exactly ``result.model_dump(mode="json")`` (what ``peakopt solve`` writes).
   A line that is not a result is an :class:`InputError`; what a result
   claims is checked by the oracle before use
-  (:mod:`peakopt.oracle.references`).
+  (:mod:`peakopt.oracle.judge.references`).
 - A schedule file holds ``{"workflow", "machine", "source", "starts"}``
   records, a response file ``{"workflow", "machine", "source", "response"}``,
   a predictions file ``{"workflow", "source", "dependencies" | "edges" |
@@ -80,7 +80,7 @@ def reference_lines(path: str | Path) -> list[tuple[int, SolveResult]]:
     """The reference results of a JSON Lines file, each with its line number.
 
     The results are read, not yet checked: see
-    :func:`peakopt.oracle.references.check_references`.
+    :func:`peakopt.oracle.judge.references.check_references`.
 
     Raises
     ------

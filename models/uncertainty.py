@@ -20,7 +20,7 @@ task demands several resources in different units; one multiplier scales them to
 ``uniform`` spread is relative to the nominal value in both cases.
 
 What can be drawn is bounded: the sampler draws uniforms in ``[2**-54, 1 - 2**-53]``
-(:func:`peakopt.oracle.scenarios.uniforms`), so a distribution's largest draw is its quantile at
+(:func:`peakopt.oracle.uncertain.scenarios.uniforms`), so a distribution's largest draw is its quantile at
 ``1 - 2**-53`` (:data:`U_HIGH`), finite for every kind. A task is refused when that largest draw,
 for the nominal values it varies, exceeds :data:`MAX_DRAW`: its duration in seconds, its demand
 multiplier, or the multiplier times the task's largest nominal demand. Then every realised
@@ -28,7 +28,7 @@ workflow of fewer than 10**8 tasks has a finite total run time, its makespans, m
 and gaps are finite floats, and no figure is computed from an overflow.
 
 Pure Python: ``peakopt validate`` reads these models and must not load NumPy. The vectorised
-draws live in :mod:`peakopt.oracle.scenarios`.
+draws live in :mod:`peakopt.oracle.uncertain.scenarios`.
 """
 
 from __future__ import annotations

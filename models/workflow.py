@@ -187,7 +187,7 @@ class Machine(BaseModel):
     (memory, GPU memory, connection slots) kills or fails steps, overflowing a
     soft one (CPU cores) only slows the steps that use it down. Safety is judged
     on the hard resources; a soft overflow costs time instead
-    (:mod:`peakopt.oracle.slowdown`). The optimum is the same either way: the
+    (:mod:`peakopt.oracle.judge.slowdown`). The optimum is the same either way: the
     best schedule that overflows nothing.
 
     Parameters

@@ -1,22 +1,22 @@
 """The independent judge: scores any schedule; depends on peakopt.models only."""
 
-from peakopt.oracle.aggregate import aggregate, aggregate_plans, correlate
-from peakopt.oracle.batch import BatchScorer, BatchScores, score_batch
-from peakopt.oracle.dispatch import SimulationError
-from peakopt.oracle.evaluate import evaluate, with_reference
-from peakopt.oracle.exact import TOLERANCE, same_time
-from peakopt.oracle.metrics import Measured, cva_floor, gaps, measure
-from peakopt.oracle.parse import parse_response, parse_starts
-from peakopt.oracle.pins import broken_pins
-from peakopt.oracle.planning import PlanScore, plan_score
-from peakopt.oracle.references import InvalidReference, check_references
-from peakopt.oracle.replay import replay
-from peakopt.oracle.rows import PlanRow, ScoreRow
-from peakopt.oracle.scenarios import Noise, Scenarios, draw
-from peakopt.oracle.score import ResourceScore, Score, Violation
-from peakopt.oracle.scoring import ReplayOptions, score_prediction, score_record
-from peakopt.oracle.simulate import EXECUTIONS, Execution, Simulation, execute
-from peakopt.oracle.sweep import load_profile, runs
+from peakopt.oracle.answers.parse import parse_response, parse_starts
+from peakopt.oracle.answers.replay import replay
+from peakopt.oracle.base.exact import TOLERANCE, same_time
+from peakopt.oracle.judge.evaluate import evaluate, with_reference
+from peakopt.oracle.judge.metrics import Measured, cva_floor, gaps, measure
+from peakopt.oracle.judge.pins import broken_pins
+from peakopt.oracle.judge.references import InvalidReference, check_references
+from peakopt.oracle.judge.sweep import load_profile, runs
+from peakopt.oracle.judge.verdict import ResourceScore, Score, Violation
+from peakopt.oracle.tables.aggregate import aggregate, aggregate_plans, correlate
+from peakopt.oracle.tables.planning import PlanScore, plan_score
+from peakopt.oracle.tables.rows import PlanRow, ScoreRow
+from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
+from peakopt.oracle.uncertain.dispatch import SimulationError
+from peakopt.oracle.uncertain.scenarios import Noise, Scenarios, draw
+from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution, Simulation, execute
+from peakopt.oracle.vector.batch import BatchScorer, BatchScores, score_batch
 
 __all__ = [
     "EXECUTIONS",

@@ -1,8 +1,8 @@
 """Charts over many scored records: the gap profile, makespan against cva, bars with intervals.
 
 Every chart is built from the score rows themselves, so the figures it shows
-are the aggregates' (:mod:`peakopt.oracle.aggregate`) and its intervals are the
-oracle's seeded bootstrap (:func:`~peakopt.oracle.intervals.mean_interval`).
+are the aggregates' (:mod:`peakopt.oracle.tables.aggregate`) and its intervals are the
+oracle's seeded bootstrap (:func:`~peakopt.oracle.tables.intervals.mean_interval`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
-from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
-from peakopt.oracle.pairs import with_settings
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.aggregate import ScoreSummary, aggregate, group_rows
+from peakopt.oracle.tables.pairs import with_settings
+from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.plots.literal import legend, literal
 
 #: What the profile's caption says, wherever it is shown.
@@ -42,7 +42,7 @@ def _label(value: str | None) -> str:
 def _series(rows: Sequence[ScoreRow], but: str | None = None) -> list[str]:
     """What a chart draws in one colour: a source under one setting (rows of two never merge).
 
-    The source and every setting the rows differ in (:func:`~peakopt.oracle.pairs.with_settings`),
+    The source and every setting the rows differ in (:func:`~peakopt.oracle.tables.pairs.with_settings`),
     less ``but`` (the chart's own axis).
     """
     return [key for key in with_settings(rows, ("source",)) if key != but]
@@ -162,7 +162,7 @@ def makespan_vs_cva(rows: Sequence[ScoreRow]) -> Figure | None:
 
 @dataclass(frozen=True)
 class BarMetric:
-    """A mean of :class:`~peakopt.oracle.aggregate.ScoreSummary` that bars show.
+    """A mean of :class:`~peakopt.oracle.tables.aggregate.ScoreSummary` that bars show.
 
     ``field`` names it in the summary's ``intervals``; ``mean`` reads it; ``scale``
     turns it into the axis' unit (100 for a percentage); ``label`` is the axis'.
@@ -203,7 +203,7 @@ def group_bars(rows: Sequence[ScoreRow], by: str, metric: str = "safe_rate") -> 
     """Bars of a mean (:data:`BAR_METRICS`) per value of ``by`` (e.g. tier), one colour per source.
 
     Each bar carries its seeded 95 % bootstrap interval
-    (:func:`~peakopt.oracle.aggregate.aggregate` with ``intervals``) as an error
+    (:func:`~peakopt.oracle.tables.aggregate.aggregate` with ``intervals``) as an error
     bar; a group without the figure has no bar (not a bar at 0, which would
     read as a perfect gap). None when no group has the figure.
     """

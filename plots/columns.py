@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from peakopt.oracle.aggregate import ScoreSummary, Stats
-from peakopt.oracle.exact import TOLERANCE
-from peakopt.oracle.intervals import Interval
-from peakopt.oracle.leaderboard import Board, Difference, Standing
+from peakopt.oracle.base.exact import TOLERANCE
+from peakopt.oracle.tables.aggregate import ScoreSummary, Stats
+from peakopt.oracle.tables.intervals import Interval
+from peakopt.oracle.tables.leaderboard import Board, Difference, Standing
 
 #: A column: its header and how to format one summary's cell.
 Column = tuple[str, Callable[[ScoreSummary], str]]
@@ -26,7 +26,7 @@ def number(value: float | None, digits: int = 3) -> str:
 def figure(value: float | None, digits: int = 6) -> str:
     """A measured number in a table: ``digits`` significant digits, without float noise (``-`` for None).
 
-    What the oracle's arithmetic leaves below :data:`~peakopt.oracle.exact.TOLERANCE`
+    What the oracle's arithmetic leaves below :data:`~peakopt.oracle.base.exact.TOLERANCE`
     (a cva of ``5.24e-16``) is 0, and never ``-0``; ``12.000000000000002`` is ``12``.
     """
     if value is None:
@@ -65,7 +65,7 @@ def gap_cell(gap: float | None, safe: bool, valid: bool = True) -> str:
     """One schedule's gap: ``+12.5%``; ``unsafe`` or ``invalid`` when it has none for that reason; ``-``.
 
     An unsafe schedule's gap is never shown, even where it could be computed
-    (see :func:`peakopt.oracle.evaluate.with_reference`).
+    (see :func:`peakopt.oracle.judge.evaluate.with_reference`).
     """
     if not valid:
         return "invalid"

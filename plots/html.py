@@ -14,11 +14,11 @@ from typing import TypeVar
 from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.aggregate import ScoreSummary, aggregate, group_rows
-from peakopt.oracle.leaderboard import Board
-from peakopt.oracle.leaderboard import board as board_of
-from peakopt.oracle.pairs import with_settings
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.aggregate import ScoreSummary, aggregate, group_rows
+from peakopt.oracle.tables.leaderboard import Board
+from peakopt.oracle.tables.leaderboard import board as board_of
+from peakopt.oracle.tables.pairs import with_settings
+from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.plots.charts import PROFILE_NOTE, data_uri, gap_profile, group_bars, makespan_vs_cva
 from peakopt.plots.columns import (
     DIFFERENCE_COLUMNS,
@@ -203,7 +203,7 @@ def render_report(
         The summary tables' columns: the terminal table's, so both show the same.
     board
         The leaderboard, the first section when it ranks two sources or more
-        (default: :func:`~peakopt.oracle.leaderboard.board` of ``rows``).
+        (default: :func:`~peakopt.oracle.tables.leaderboard.board` of ``rows``).
 
     Returns
     -------

@@ -22,7 +22,7 @@ from matplotlib.typing import ColorType
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import Score, load_profile, runs
-from peakopt.oracle.exact import before
+from peakopt.oracle.base.exact import before
 from peakopt.plots.columns import gap_cell
 from peakopt.plots.literal import literal
 

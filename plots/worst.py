@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.rows import ScoreRow
 
 
 @dataclass(frozen=True)

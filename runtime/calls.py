@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from peakopt.models import Machine, Task, Workflow
-from peakopt.oracle.dispatch import Need
+from peakopt.oracle.uncertain.dispatch import Need
 from peakopt.runtime.leases import CallOutcome, GovernorError, Lease
 from peakopt.runtime.overuse import OverDeclared as OverDeclared  # the governor's, from here
 from peakopt.runtime.overuse import excesses, warn_overuse

@@ -1,17 +1,17 @@
 """The admission controller: runs a workflow's real steps on this machine under a machine's capacities.
 
 :class:`Controller` (asyncio) starts the steps with no predecessor, and at the start and whenever
-a step ends it asks an :class:`~peakopt.oracle.online.OnlinePolicy` which ready steps to start
+a step ends it asks an :class:`~peakopt.oracle.uncertain.online.OnlinePolicy` which ready steps to start
 (the same interface the oracle's simulator runs: a method's online form, a plan's order, a
 plug-in). Then it **guards** the answer: a step starts only if its clamped peak demand fits the
-free capacity (:func:`peakopt.oracle.dispatch.admitted`: the capacity the running steps hold at
+free capacity (:func:`peakopt.oracle.uncertain.dispatch.admitted`: the capacity the running steps hold at
 their clamped peaks for their whole run), so no admitted set of steps ever exceeds a capacity,
 whatever the policy says; a step over a capacity on its own is clamped to it and so runs alone
 on that resource. Steps the guard holds back stay ready for the next event. ``guard=False``
 trusts the policy (to measure what an unguarded runtime does).
 
 The policy is asked, and its answer checked, as the simulator does
-(:func:`peakopt.oracle.policies.online_decider`). A policy that raises, answers something that
+(:func:`peakopt.oracle.uncertain.policies.online_decider`). A policy that raises, answers something that
 is not a list of ready step ids, or stalls (nothing runs, steps are ready and it starts none)
 is a **fault**: no further step starts, the running ones finish, the rest are skipped, and the
 trace (status ``failed``) records it in ``error``.
@@ -44,10 +44,10 @@ import time
 from collections.abc import Callable, Mapping
 
 from peakopt.models import Machine, PeakoptError, Workflow
-from peakopt.oracle.dispatch import Decider, SimulationError, admitted, constrained, peak_needs
-from peakopt.oracle.instants import same_instant
-from peakopt.oracle.online import OnlinePolicy
-from peakopt.oracle.policies import online_decider
+from peakopt.oracle.base.instants import same_instant
+from peakopt.oracle.uncertain.dispatch import Decider, SimulationError, admitted, constrained, peak_needs
+from peakopt.oracle.uncertain.online import OnlinePolicy
+from peakopt.oracle.uncertain.policies import online_decider
 from peakopt.runtime.limits import LimitMode, limiter
 from peakopt.runtime.overuse import OveruseWatch, measured_demand
 from peakopt.runtime.reaper import Reaper
@@ -303,7 +303,7 @@ class Controller:
         """Finish the steps reported done at once, by end.
 
         Those whose trace ends are the same instant for the judge
-        (:func:`~peakopt.oracle.instants.same_instant`) release their successors together, in
+        (:func:`~peakopt.oracle.base.instants.same_instant`) release their successors together, in
         workflow order, as the simulator does.
         """
         first, mark = None, len(state.ready)

@@ -7,7 +7,7 @@ withdrawn, or :meth:`Governor.skip`-ped), whether or not that step has asked yet
 is *undeclared* and admitted as without a workflow.
 
 The policy is a name of :func:`peakopt.runtime.policies.named_policy` (``robust``, ``optimal``,
-a heuristic's online form) or an :class:`~peakopt.oracle.online.OnlinePolicy` for ``wf``: it
+a heuristic's online form) or an :class:`~peakopt.oracle.uncertain.online.OnlinePolicy` for ``wf``: it
 is asked, as the controller asks it, about the declared calls only (ready, running), with the
 machine's free capacity; the undeclared ready calls are tried after its picks, in ready order
 (``admission``). The live names (``admission``, ``admission:strict``, ``cap:K``, ``serial``)
@@ -17,7 +17,7 @@ stay live policies over every call: the workflow then gives dependencies and dem
 When the governor started a declared call the order did not pick (the fairness rule, or the
 progress rule), held back one it picked, or a declared call was withdrawn, the order is rebuilt
 from what has started (:meth:`Declared.pick`): ``fresh()`` and ``skip()`` of an
-:class:`~peakopt.oracle.policies.Positional`, or a new
+:class:`~peakopt.oracle.uncertain.policies.Positional`, or a new
 :class:`~peakopt.runtime.replan.RestOfPlan`; a plug-in policy of another kind is told through
 its ``skip`` method, if any.
 
@@ -44,8 +44,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
-from peakopt.oracle.online import OnlinePolicy
-from peakopt.oracle.policies import Positional
+from peakopt.oracle.uncertain.online import OnlinePolicy
+from peakopt.oracle.uncertain.policies import Positional
 from peakopt.runtime.calls import Call
 from peakopt.runtime.leases import CountCap, GovernorError, ReadyOrder, named_live_policy
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm

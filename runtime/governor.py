@@ -11,9 +11,9 @@ expected duration, runs once admitted, and releases the lease when it ends, howe
         ...  # runs only while the calls admitted with it fit
 
 **The guard.** Whenever a call asks or one ends, the policy (an
-:class:`~peakopt.oracle.online.OnlinePolicy`, ``admission`` by default: see
+:class:`~peakopt.oracle.uncertain.online.OnlinePolicy`, ``admission`` by default: see
 :mod:`peakopt.runtime.leases`) picks ready calls and the governor admits those whose clamped
-peak demand fits the free capacity (:func:`peakopt.oracle.dispatch.admitted`, the controller's
+peak demand fits the free capacity (:func:`peakopt.oracle.uncertain.dispatch.admitted`, the controller's
 guard): the admitted set never exceeds a capacity, and a call over a capacity on its own is
 clamped to it and so runs alone on that resource. When nothing runs, the oldest ready call is
 admitted whatever the policy says, so no policy can stall the governor.
@@ -52,8 +52,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.dispatch import admitted, clamped_needs
-from peakopt.oracle.online import OnlinePolicy
+from peakopt.oracle.uncertain.dispatch import admitted, clamped_needs
+from peakopt.oracle.uncertain.online import OnlinePolicy
 from peakopt.runtime.calls import (
     Admissions,
     Call,
@@ -97,7 +97,7 @@ class Governor(Governed):
         The capacities every resource of it is guarded at.
     policy
         Which ready calls to try first: a name (``admission``, ``admission:strict``, ``cap:K``,
-        ``serial``) or an :class:`~peakopt.oracle.online.OnlinePolicy`.
+        ``serial``) or an :class:`~peakopt.oracle.uncertain.online.OnlinePolicy`.
     profiles
         Where a call without a declared demand is looked up, by tool name (else its name).
     clock

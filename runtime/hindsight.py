@@ -25,10 +25,10 @@ from typing import Literal
 
 from peakopt.instances.errors import InputError
 from peakopt.models import Machine, SolveResult
-from peakopt.oracle.evaluate import evaluate, with_reference
-from peakopt.oracle.rows import ScoreRow
-from peakopt.oracle.score import Violation
-from peakopt.oracle.scoring import with_efficiency
+from peakopt.oracle.judge.evaluate import evaluate, with_reference
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.rows import ScoreRow
+from peakopt.oracle.tables.score_rows import with_efficiency
 from peakopt.runtime.trace import DemandKind, Trace, load_trace
 
 #: The kinds of run record: a controller trace, an OpenTelemetry export.

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from peakopt.models import Task
-from peakopt.oracle.exact import fraction
+from peakopt.oracle.base.exact import fraction
 
 if TYPE_CHECKING:  # the trace imports this module
     from peakopt.runtime.trace import StepUsage

@@ -15,8 +15,8 @@ Whatever the policy, the controller's guard admits a step only when it fits.
 from __future__ import annotations
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.online import OnlinePolicy
-from peakopt.oracle.policies import order_policy
+from peakopt.oracle.uncertain.online import OnlinePolicy
+from peakopt.oracle.uncertain.policies import order_policy
 from peakopt.runtime.controller import ControllerError
 from peakopt.solver import solve
 from peakopt.solver.heuristics.online import online_policy

@@ -27,9 +27,9 @@ from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
-from peakopt.oracle.exact import fraction
-from peakopt.oracle.policies import Positional, order_decider, plan_sequence
-from peakopt.oracle.scenarios import Scenarios
+from peakopt.oracle.base.exact import fraction
+from peakopt.oracle.uncertain.policies import Positional, order_decider, plan_sequence
+from peakopt.oracle.uncertain.scenarios import Scenarios
 from peakopt.runtime.trace import PLACES, ReplanRecord
 
 #: Decimal places of a re-plan's times (1 ms).
@@ -198,7 +198,7 @@ class RestOfPlan(Positional):
     def positions(
         self, now: float, queue: list[int], running: dict[int, float], free: list[float]
     ) -> Iterable[int]:
-        """The new plan's order (see :func:`~peakopt.oracle.policies.order_decider`)."""
+        """The new plan's order (see :func:`~peakopt.oracle.uncertain.policies.order_decider`)."""
         return self.decide(now, queue, running, free)
 
 

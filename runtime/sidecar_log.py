@@ -14,7 +14,7 @@
 a new ``start`` line: :func:`read_runs` splits a log into its runs.
 
 :func:`check_run` replays one run: the load of every resource (each lease holds its demand
-clamped to the capacity, :func:`~peakopt.oracle.dispatch.clamped_needs`, as the governor does)
+clamped to the capacity, :func:`~peakopt.oracle.uncertain.dispatch.clamped_needs`, as the governor does)
 after every admission, and whether each request ended.
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from peakopt.models import Machine
-from peakopt.oracle.dispatch import LOAD_SLACK, clamped_needs, fits
+from peakopt.oracle.uncertain.dispatch import LOAD_SLACK, clamped_needs, fits
 from peakopt.runtime.leases import GovernorEvent
 
 #: The kinds of line of a log, in a lease's order (``expired`` and ``withdrawn`` end one too).

@@ -30,7 +30,7 @@ from peakopt.instances.documents import decode_one
 from peakopt.instances.errors import InputError, from_validation
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.models.base import FROZEN
-from peakopt.oracle.scenarios import Scenarios
+from peakopt.oracle.uncertain.scenarios import Scenarios
 from peakopt.runtime.overuse import declared_peaks, measured_demand
 
 #: How a step ended: ``ok`` (exit 0), ``failed`` (non-zero exit, killed by a signal, or an

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from peakopt.oracle import evaluate
-from peakopt.oracle.score import Score
+from peakopt.oracle.judge.verdict import Score
 from peakopt.runtime.overuse import Excess, declared_peaks, excesses, measured_demand
 from peakopt.runtime.trace import DemandKind, Trace
 

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from peakopt.models import Machine, Workflow
 from peakopt.models.workflow import longest_chains
-from peakopt.oracle.exact import fraction
+from peakopt.oracle.base.exact import fraction
 from peakopt.solver.conflicts import Node
 from peakopt.solver.scaling import IntegerProblem
 

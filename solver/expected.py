@@ -9,7 +9,7 @@ scenarios among a pool of candidates (a sample-average approximation):
   forward-backward improved serial and parallel schedule-generation schemes under each
   priority rule (:data:`METHODS`), all of the peak problem;
 - the flows of each: linking to the ended step with the most units (few edges) or to the one
-  that ended first (slack), :func:`peakopt.oracle.flows.resource_flow_edges`.
+  that ended first (slack), :func:`peakopt.oracle.uncertain.flows.resource_flow_edges`.
 
 A POS run as soon as it allows needs no resource bookkeeping (it is safe), so its makespan
 under a scenario is a longest path with the realised lengths (the simulator's ``pos``
@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from peakopt.models import Edge, Machine, Schedule, Workflow
-from peakopt.oracle.flows import PREFER, pos_earliest_starts, resource_flow_edges
-from peakopt.oracle.intervals import Interval, mean_interval
-from peakopt.oracle.montecarlo import NonFiniteError, monte_carlo
-from peakopt.oracle.scenarios import Scenarios
-from peakopt.oracle.simulate import Simulation
+from peakopt.oracle.tables.intervals import Interval, mean_interval
+from peakopt.oracle.tables.montecarlo import NonFiniteError, monte_carlo
+from peakopt.oracle.uncertain.flows import PREFER, pos_earliest_starts, resource_flow_edges
+from peakopt.oracle.uncertain.scenarios import Scenarios
+from peakopt.oracle.uncertain.simulate import Simulation
 from peakopt.solver.heuristics import run
 
 #: The heuristics whose schedules of the peak problem seed candidates, besides the optimum's.
@@ -181,7 +181,7 @@ def overflow_share(
     """The share of the scenarios ``indices`` under which the POS overflows a capacity avoidably.
 
     Zero whenever the scenarios leave demands at their nominal values (the POS is safe for any
-    durations), so it is measured — by :func:`peakopt.oracle.montecarlo.monte_carlo` under the
+    durations), so it is measured — by :func:`peakopt.oracle.tables.montecarlo.monte_carlo` under the
     ``pos`` policy — only when some demand is scaled or a zero length grows.
     """
     picked = list(indices)

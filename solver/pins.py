@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from peakopt.models import PeakoptError, Schedule, Workflow
 from peakopt.models.workflow import topological_order
-from peakopt.oracle.exact import fraction
+from peakopt.oracle.base.exact import fraction
 from peakopt.solver.bounds import chains_from, real_lengths
 from peakopt.solver.feasibility import overflow
 from peakopt.solver.scaling import IntegerProblem

@@ -12,7 +12,7 @@ from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
 from peakopt.oracle import Score, broken_pins, cva_floor, evaluate, measure, same_time
-from peakopt.oracle.exact import fraction
+from peakopt.oracle.base.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
 from peakopt.solver.conflicts import Node, greedy_cliques

@@ -3,14 +3,14 @@
 A partial-order schedule (POS: the dependencies plus resource-flow edges, run as soon as they
 allow) keeps every capacity under every realisation of the durations, demands fixed, exactly
 when no antichain of its order exceeds a capacity at the steps' clamped peaks
-(:mod:`peakopt.oracle.flows`). So the POSs safe for every realisation are those whose nominal
+(:mod:`peakopt.oracle.uncertain.flows`). So the POSs safe for every realisation are those whose nominal
 timetables are schedules of the *peak problem*: the same workflow with each step holding its
 clamped peak for its whole run. Conversely, the resource flow of any schedule of the peak
 problem is such a POS, whose earliest starts come no later. The smallest nominal makespan over
 safe POSs is therefore the optimum of the peak problem: :func:`solve_robust` solves it with
 :func:`peakopt.solver.solve` (proven optimal or bounded exactly as ``solve`` is), takes the
 flow edges of the schedule found and returns the POS's earliest starts at nominal durations,
-checked by the oracle (:func:`peakopt.oracle.flows.pos_overflow` and the metrics) before it is
+checked by the oracle (:func:`peakopt.oracle.uncertain.flows.pos_overflow` and the metrics) before it is
 returned, like every solver result.
 """
 
@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow, nominal_hash
 from peakopt.oracle import cva_floor, evaluate, measure, same_time
-from peakopt.oracle.exact import on_grid, to_float
-from peakopt.oracle.flows import pos_earliest_starts, pos_overflow, resource_flow_edges
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.base.exact import on_grid, to_float
+from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_overflow, resource_flow_edges
+from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.solver.expected import PosCandidate, best_expected, candidates, overflow_share
 from peakopt.solver.pipeline import solve
 
@@ -81,7 +81,7 @@ def solve_robust(
         estimate the probability of overflow on, where demands vary.
     noise
         PeakBench's uniform perturbation instead of the tasks' own ``varies``
-        (:func:`peakopt.oracle.scenarios.draw`).
+        (:func:`peakopt.oracle.uncertain.scenarios.draw`).
     **options
         Passed to :func:`peakopt.solver.solve` (``time_limit``, ``workers``, ``seed`` — also the
         scenarios' —, ``backend``, ``gap_limit``, ``progress``...).

@@ -1,6 +1,6 @@
 """Integer time and demand scaling for the exact solvers (CP-SAT and the MILP are integer-only).
 
-Every number is taken as its shortest decimal (:mod:`peakopt.oracle.exact`,
+Every number is taken as its shortest decimal (:mod:`peakopt.oracle.base.exact`,
 the number its author wrote), so exactness is decided in exact arithmetic:
 time is counted in ticks and each constrained resource in its own unit, the
 smallest power of ten times the values' gcd that makes every value an
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from peakopt.models import Machine, Segment, Task, Workflow
-from peakopt.oracle.exact import TOLERANCE_DIGITS, fraction, on_grid
+from peakopt.oracle.base.exact import TOLERANCE_DIGITS, fraction, on_grid
 
 #: Largest horizon (sum of durations, in ticks) an exact scaling may produce.
 MAX_HORIZON = 10**12

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from peakopt.models import Machine
-from peakopt.oracle.dispatch import LOAD_SLACK
+from peakopt.oracle.uncertain.dispatch import LOAD_SLACK
 from peakopt.runtime.governor import Governor
 from peakopt.runtime.leases import GovernorEvent
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.online import OnlinePolicy
+from peakopt.oracle.uncertain.online import OnlinePolicy
 
 
 def one_at_a_time(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from peakopt.models import Edge, Machine, Schedule, Segment, Task, Workflow
 from peakopt.oracle import measure
-from peakopt.oracle.metrics import avoidable_cva, dependency_violations
+from peakopt.oracle.judge.metrics import avoidable_cva, dependency_violations
 
 
 def realise(workflow: Workflow, factors: Sequence[float], scales: Sequence[float] | None = None) -> Workflow:

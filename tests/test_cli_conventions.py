@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from peakopt.cli.main import COMMANDS, cli, load_command
 from peakopt.instances import load
 from peakopt.instances.native import dump
-from peakopt.oracle.exact import TOLERANCE
+from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.plots.columns import figure, number
 
 STARTS = {"lookup_order": 0, "fraud_score": 0, "history_scan": 4.8, "policy_search": 0, "decide": 8.0}

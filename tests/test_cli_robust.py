@@ -10,7 +10,7 @@ from cli_helpers import run
 
 from peakopt.instances import load
 from peakopt.models import SolveResult
-from peakopt.oracle.flows import pos_earliest_starts, pos_safe
+from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_safe
 
 #: A start-up spike (2 cpu for 1 s, then 1 cpu for 3 s) and a 1-cpu step on a 2-cpu machine.
 SUITE = {

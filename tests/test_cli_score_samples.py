@@ -13,9 +13,9 @@ from peakopt.cli.tables import dump_rows
 from peakopt.instances import load
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import read_records, reference_lines, write_jsonl
-from peakopt.oracle.references import check_references
-from peakopt.oracle.rows import ScoreRow
-from peakopt.oracle.scoring import ReplayOptions, score_record
+from peakopt.oracle.judge.references import check_references
+from peakopt.oracle.tables.rows import ScoreRow
+from peakopt.oracle.tables.score_rows import ReplayOptions, score_record
 
 
 def plans(tmp_path: Path) -> Path:
@@ -232,8 +232,8 @@ def test_the_gap_to_each_scenario_s_own_optimum(tmp_path: Path) -> None:
     """The Monte Carlo gap is against the optimum of each realised scenario, solved independently here."""
     from peakopt.models import Schedule
     from peakopt.oracle import evaluate
-    from peakopt.oracle.scenarios import Noise, draw
-    from peakopt.oracle.simulate import execute
+    from peakopt.oracle.uncertain.scenarios import Noise, draw
+    from peakopt.oracle.uncertain.simulate import execute
     from peakopt.solver import solve
 
     args = ["score", "bundled:refund", "-s", str(plans(tmp_path)), "--json", "--samples", "6"]

@@ -10,7 +10,7 @@ from cli_helpers import jsonl, run
 
 from peakopt.models import Schedule, SolveResult, Suite
 from peakopt.oracle import evaluate
-from peakopt.oracle.evaluate import with_reference
+from peakopt.oracle.judge.evaluate import with_reference
 
 SUITE = {
     "machines": [{"name": "box", "capacity": {"cpu": 3, "memory_mb": 100}, "soft": ["cpu"]}],

@@ -18,9 +18,9 @@ from peakopt.instances import load, to_context
 from peakopt.instances.contexts import SETTING_CONTEXTS, context
 from peakopt.instances.prompts import prompt_record
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.aggregate import aggregate, aggregate_plans
-from peakopt.oracle.rows import PlanRow, ScoreRow
-from peakopt.oracle.scoring import score_prediction, score_record
+from peakopt.oracle.tables.aggregate import aggregate, aggregate_plans
+from peakopt.oracle.tables.rows import PlanRow, ScoreRow
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 
 RESOURCES = ("cpu", "memory_mb", "gpu")
 CPU = {"cpu_avg_cores", "cpu_peak_cores"}

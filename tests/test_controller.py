@@ -19,7 +19,7 @@ from strategies import machines, workflows
 
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.dispatch import LOAD_SLACK
+from peakopt.oracle.uncertain.dispatch import LOAD_SLACK
 from peakopt.runtime.controller import Controller, ControllerError, commands, run_workflow
 from peakopt.runtime.policies import named_policy
 from peakopt.runtime.steps import StepFunction

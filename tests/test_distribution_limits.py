@@ -28,9 +28,9 @@ from scipy.special import ndtri
 from peakopt.campaign.store import read_score_rows
 from peakopt.models import PeakoptError, Task, Workflow
 from peakopt.models.uncertainty import MAX_DRAW
-from peakopt.oracle.montecarlo import summarise_runs
-from peakopt.oracle.realised import RealisedScores
-from peakopt.oracle.scenarios import Noise, NoiseError, draw, values
+from peakopt.oracle.tables.montecarlo import summarise_runs
+from peakopt.oracle.uncertain.scenarios import Noise, NoiseError, draw, values
+from peakopt.oracle.vector.realised import RealisedScores
 
 #: The largest uniform the sampler draws, and the standard normal quantile there.
 U_HIGH = 1 - 2.0**-53

@@ -28,8 +28,8 @@ from peakopt.evals.references import cache_dir
 from peakopt.evals.schedule import schedule
 from peakopt.evals.values import SCHEDULE_KEYS
 from peakopt.instances.records import write_jsonl
-from peakopt.oracle.aggregate import summarise
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.aggregate import summarise
+from peakopt.oracle.tables.rows import ScoreRow
 
 
 def canned(messages: list[ChatMessage], tools: Any, choice: Any, config: GenerateConfig) -> ModelOutput:

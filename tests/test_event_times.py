@@ -1,6 +1,6 @@
 """Event times compared exactly: the same data in another time unit gives the same verdict.
 
-Steps that end at the same instant (as the oracle's :func:`~peakopt.oracle.exact.same_time`
+Steps that end at the same instant (as the oracle's :func:`~peakopt.oracle.base.exact.same_time`
 says, on the shortest decimals) are released together, whatever the float sums that reach
 that instant: 0.2 + 0.1 is 0.30000000000000004 in floats and 0.3 for the judge. So every online
 method, every heuristic and the simulator give the same schedule, scaled, for data written in
@@ -21,7 +21,7 @@ from strategies import machines, workflows
 
 from peakopt.models import Machine, Schedule, Segment, Task, Workflow
 from peakopt.oracle import Simulation, evaluate, same_time
-from peakopt.oracle.exact import fraction
+from peakopt.oracle.base.exact import fraction
 from peakopt.runtime import controller
 from peakopt.runtime.steps import Step, StepOutcome
 from peakopt.runtime.trace import Trace

@@ -1,4 +1,4 @@
-"""Resource-flow edges and the safety check of partial-order schedules (peakopt.oracle.flows)."""
+"""Resource-flow edges and the safety check of partial-order schedules (peakopt.oracle.uncertain.flows)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from strategies import machines, workflows
 
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
 from peakopt.oracle import TOLERANCE, SimulationError, evaluate
-from peakopt.oracle.flows import (
+from peakopt.oracle.uncertain.flows import (
     PREFER,
     Prefer,
     pos_earliest_starts,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from peakopt.models import Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.policies import order_policy
+from peakopt.oracle.uncertain.policies import order_policy
 from peakopt.runtime.governor import Governor
 from peakopt.runtime.leases import GovernorError, GovernorEvent
 from peakopt.runtime.replan import Replan, RestOfPlan

@@ -12,8 +12,8 @@ from test_cli_score import SAFE
 
 from peakopt.cli.main import cli
 from peakopt.instances.records import write_jsonl
-from peakopt.oracle.aggregate import aggregate, aggregate_plans
-from peakopt.oracle.scoring import LABEL_LENGTH, READ_KEYS, STRUCTURE_FIELDS, labels
+from peakopt.oracle.tables.aggregate import aggregate, aggregate_plans
+from peakopt.oracle.tables.score_rows import LABEL_LENGTH, READ_KEYS, STRUCTURE_FIELDS, labels
 
 
 def _answers(tmp_path: Path) -> Path:

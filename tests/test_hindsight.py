@@ -23,7 +23,7 @@ from peakopt.campaign.hindsight import (
 from peakopt.campaign.store import Store
 from peakopt.models import Machine, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.solver import solve
 
 MACHINE = Machine(name="m", capacity={"cpu": 4})

@@ -2,7 +2,9 @@
 
 models <- instances; oracle <- solver <- campaign <- cli; plots <- cli only; nothing imports
 cli; the oracle imports models only; the solver imports neither instances nor campaign; the
-campaign imports neither cli nor plots. Imports inside functions and under TYPE_CHECKING count.
+campaign imports neither cli nor plots. Inside the oracle, one way up: a room imports only the
+rooms below it (:data:`ROOMS`), and none imports the public face ``peakopt.oracle``. Imports
+inside functions and under TYPE_CHECKING count.
 """
 
 from __future__ import annotations
@@ -28,6 +30,18 @@ ALLOWED = {
     "runtime": {"models", "instances", "oracle", "solver", "campaign", "runtime"},
     "plots": {"models", "oracle", "plots"},
     "cli": {"models", "instances", "oracle", "solver", "campaign", "evals", "runtime", "plots", "cli"},
+}
+
+#: The oracle's rooms, bottom up, and the rooms each may import (itself included): exact times and
+#: the one tolerance <- the judge <- the vectorised copies, and execution under uncertainty <-
+#: reading answers <- tables and statistics.
+ROOMS = {
+    "base": {"base"},
+    "judge": {"base", "judge"},
+    "vector": {"base", "judge", "vector"},
+    "uncertain": {"base", "judge", "uncertain"},
+    "answers": {"base", "judge", "vector", "uncertain", "answers"},
+    "tables": {"base", "judge", "vector", "uncertain", "answers", "tables"},
 }
 
 
@@ -119,6 +133,39 @@ def test_only_the_command_line_imports_plots() -> None:
 def test_the_oracle_imports_models_only() -> None:
     wrong = [e for e in edges() if e[2] == "oracle" and e[3] not in ("oracle", "models")]
     assert not wrong, crossing("the oracle is an independent judge", wrong)
+
+
+def room(module: str) -> str | None:
+    """``judge`` for ``peakopt.oracle.judge.metrics`` (and the room's package); None outside a room."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["peakopt", "oracle"] and len(parts) > 2 else None
+
+
+def test_every_oracle_module_is_in_a_room() -> None:
+    flat = [m for m in modules() if top(m) == "oracle" and m != "peakopt.oracle" and room(m) not in ROOMS]
+    assert not flat, f"place these in a room of ROOMS (and in docs/code-map.md): {flat}"
+    assert {room(m) for m in modules() if room(m)} == set(ROOMS)
+
+
+def against_the_rooms(found: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """The edges from a room of the oracle to a room above it, or to the public face."""
+    inside = [e for e in found if room(e[0]) in ROOMS and e[3] == "oracle"]
+    return [e for e in inside if room(e[1]) not in ROOMS[str(room(e[0]))]]
+
+
+def test_inside_the_oracle_a_room_imports_only_the_rooms_below_it() -> None:
+    assert any(room(e[0]) and room(e[1]) and room(e[0]) != room(e[1]) for e in edges()), "rooms are read"
+    wrong = against_the_rooms(edges())
+    assert not wrong, crossing("against the order of the oracle's rooms (or through its public face)", wrong)
+
+
+def test_the_room_order_check_finds_an_upward_import() -> None:
+    down = ("peakopt.oracle.tables.rows", "peakopt.oracle.judge.verdict", "oracle", "oracle")
+    up = ("peakopt.oracle.judge.metrics", "peakopt.oracle.tables.rows", "oracle", "oracle")
+    sideways = ("peakopt.oracle.vector.batch", "peakopt.oracle.uncertain.scenarios", "oracle", "oracle")
+    face = ("peakopt.oracle.base.exact", "peakopt.oracle", "oracle", "oracle")
+    models = ("peakopt.oracle.base.exact", "peakopt.models", "oracle", "models")
+    assert against_the_rooms([down, up, sideways, face, models]) == [up, sideways, face]
 
 
 def test_the_solver_imports_neither_instances_nor_campaign() -> None:

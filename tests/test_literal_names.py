@@ -26,8 +26,8 @@ from peakopt.cli.main import cli
 from peakopt.cli.messages import console
 from peakopt.cli.report import errors_table, report_table, summaries
 from peakopt.cli.tables import board_tables, score_table
-from peakopt.oracle.leaderboard import board
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.leaderboard import board
+from peakopt.oracle.tables.rows import ScoreRow
 
 #: rich markup (closing, opening, links, escapes), emoji codes, HTML, mathtext, a legend's hidden label.
 NAMES = [

@@ -29,7 +29,7 @@ from peakopt.models import (
     nominal_hash,
 )
 from peakopt.models.uncertainty import TRIANGULAR_RATIOS, Z90, is_fixed
-from peakopt.oracle.references import InvalidReference, check_references
+from peakopt.oracle.judge.references import InvalidReference, check_references
 
 
 def task(varies: dict[str, Any]) -> Task:

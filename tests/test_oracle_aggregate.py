@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from peakopt.oracle.aggregate import (
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.aggregate import (
     Stats,
     aggregate,
     aggregate_plans,
@@ -18,9 +19,8 @@ from peakopt.oracle.aggregate import (
     spearman,
     summarise,
 )
-from peakopt.oracle.intervals import Interval, mean_interval
-from peakopt.oracle.rows import PlanRow, ScoreRow
-from peakopt.oracle.score import Violation
+from peakopt.oracle.tables.intervals import Interval, mean_interval
+from peakopt.oracle.tables.rows import PlanRow, ScoreRow
 from peakopt.plots.columns import summary_columns
 
 

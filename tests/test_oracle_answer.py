@@ -9,11 +9,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from peakopt.instances import load
-from peakopt.oracle.answer import Ambiguous, Reading, choose_reading, split_reasoning
-from peakopt.oracle.extract import Decoded
-from peakopt.oracle.parse import Parsed, parse_response
-from peakopt.oracle.score import Violation
-from peakopt.oracle.scoring import score_prediction, score_record
+from peakopt.oracle.answers.answer import Ambiguous, Reading, choose_reading, split_reasoning
+from peakopt.oracle.answers.extract import Decoded
+from peakopt.oracle.answers.parse import Parsed, parse_response
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 
 SUITE = load("bundled:refund")
 STEPS = tuple(SUITE.workflows[0].index)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from peakopt.oracle import TOLERANCE, same_time
-from peakopt.oracle.exact import before, digits, fraction, on_grid, to_float
+from peakopt.oracle.base.exact import before, digits, fraction, on_grid, to_float
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from strategies import machines, schedules, workflows
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import evaluate, score_record, with_reference
-from peakopt.oracle.aggregate import aggregate
+from peakopt.oracle.tables.aggregate import aggregate
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machine("worker")

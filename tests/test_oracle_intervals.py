@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from peakopt.oracle.intervals import Interval, mean_interval
+from peakopt.oracle.tables.intervals import Interval, mean_interval
 
 
 def test_two_values_cover_both_ends() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from peakopt.oracle.intervals import Interval
-from peakopt.oracle.leaderboard import by_pair, differences, standings
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.intervals import Interval
+from peakopt.oracle.tables.leaderboard import by_pair, differences, standings
+from peakopt.oracle.tables.rows import ScoreRow
 
 
 def _row(source: str, workflow: str, value: float | None, machine: str = "small") -> ScoreRow:

@@ -9,8 +9,9 @@ from strategies import machines, schedules, workflows
 
 from peakopt.instances import load
 from peakopt.models import Machine, SolveResult, Workflow
-from peakopt.oracle import evaluate, metrics, with_reference
-from peakopt.oracle.metrics import measure
+from peakopt.oracle import evaluate, with_reference
+from peakopt.oracle.judge import metrics
+from peakopt.oracle.judge.metrics import measure
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machine("worker")
@@ -38,7 +39,7 @@ OF_A_SCHEDULE = tuple(name for name in TABLE if not name.startswith("gap"))
 @pytest.mark.parametrize("name", TABLE)
 def test_every_metric_of_the_table_is_a_function_of_the_metrics_module(name: str) -> None:
     function = getattr(metrics, name)
-    assert callable(function) and function.__module__ == "peakopt.oracle.metrics"
+    assert callable(function) and function.__module__ == "peakopt.oracle.judge.metrics"
     assert function.__doc__
 
 

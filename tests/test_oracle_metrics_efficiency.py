@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from peakopt.models import SolveResult
-from peakopt.oracle.metrics import efficiency, gaps, proven_optimum
+from peakopt.oracle.judge.metrics import efficiency, gaps, proven_optimum
 
 times = st.floats(min_value=0.01, max_value=1e6, allow_nan=False)
 

@@ -17,11 +17,11 @@ from strategies import machines, varying_workflows
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.aggregate import aggregate
-from peakopt.oracle.montecarlo import monte_carlo, run_scenarios, summarise_runs, unscored
-from peakopt.oracle.realised import RealisedScores
-from peakopt.oracle.rows import ScoreRow
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.tables.aggregate import aggregate
+from peakopt.oracle.tables.montecarlo import monte_carlo, run_scenarios, summarise_runs, unscored
+from peakopt.oracle.tables.rows import ScoreRow
+from peakopt.oracle.uncertain.scenarios import Noise, draw
+from peakopt.oracle.vector.realised import RealisedScores
 
 
 class Timetable:

@@ -13,10 +13,10 @@ from paths import J30
 
 from peakopt.instances import load
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.extract import find_json
-from peakopt.oracle.parse import Parsed, parse_response, parse_starts, read_number
-from peakopt.oracle.score import Violation
-from peakopt.oracle.scoring import score_prediction, score_record
+from peakopt.oracle.answers.extract import find_json
+from peakopt.oracle.answers.parse import Parsed, parse_response, parse_starts, read_number
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 from peakopt.solver import solve
 
 SUITE = load("bundled:refund")

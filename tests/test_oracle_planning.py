@@ -6,10 +6,10 @@ import pytest
 from oracle_helpers import CHAIN
 
 from peakopt.instances import load
-from peakopt.oracle.planning import PRF, plan_score
-from peakopt.oracle.score import Violation
-from peakopt.oracle.scoring import score_prediction
-from peakopt.oracle.structure import Structure, parse_structure, structure_from_response
+from peakopt.oracle.answers.structure import Structure, parse_structure, structure_from_response
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.planning import PRF, plan_score
+from peakopt.oracle.tables.score_rows import score_prediction
 
 SUITE = load("bundled:refund")
 REFUND = SUITE.workflows[0]

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from peakopt.instances import load
-from peakopt.oracle.parse import parse_response, parse_starts
-from peakopt.oracle.score import Violation
-from peakopt.oracle.scoring import score_prediction, score_record
+from peakopt.oracle.answers.parse import parse_response, parse_starts
+from peakopt.oracle.judge.verdict import Violation
+from peakopt.oracle.tables.score_rows import score_prediction, score_record
 
 SUITE = load("bundled:refund")
 STEPS = ("lookup_order", "fraud_score", "history_scan", "policy_search", "decide")

@@ -20,7 +20,7 @@ from peakopt.instances import load
 from peakopt.instances.native import dump
 from peakopt.instances.records import reference_record, write_jsonl, write_references
 from peakopt.models import Machine, SolveResult, Task, Workflow, content_hash, nominal_hash
-from peakopt.oracle.references import InvalidReference, check, check_references
+from peakopt.oracle.judge.references import InvalidReference, check, check_references
 from peakopt.solver import solve
 
 SUITE = load("bundled:refund")

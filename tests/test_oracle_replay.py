@@ -11,11 +11,11 @@ from strategies import schedules, workflows
 from peakopt.instances import load
 from peakopt.models import Machine, Schedule, SolveResult
 from peakopt.oracle import evaluate
-from peakopt.oracle.evaluate import with_reference
-from peakopt.oracle.metrics import gaps
-from peakopt.oracle.parse import Parsed
-from peakopt.oracle.replay import replay
-from peakopt.oracle.scoring import ReplayOptions, index_references, score_record
+from peakopt.oracle.answers.parse import Parsed
+from peakopt.oracle.answers.replay import replay
+from peakopt.oracle.judge.evaluate import with_reference
+from peakopt.oracle.judge.metrics import gaps
+from peakopt.oracle.tables.score_rows import ReplayOptions, index_references, score_record
 
 SUITE = load("bundled:refund")
 REFUND, WORKER = SUITE.workflows[0], SUITE.machines[0]

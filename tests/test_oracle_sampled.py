@@ -5,9 +5,9 @@ from __future__ import annotations
 from test_cli_score import SAFE
 
 from peakopt.instances import load
-from peakopt.oracle.sampled import Sampler, Sampling, plan_of, score_sampled
-from peakopt.oracle.scenarios import Noise
-from peakopt.oracle.scoring import ReplayOptions
+from peakopt.oracle.tables.sampled import Sampler, Sampling, plan_of, score_sampled
+from peakopt.oracle.tables.score_rows import ReplayOptions
+from peakopt.oracle.uncertain.scenarios import Noise
 
 SUITE = load("bundled:refund")
 RECORD = {"workflow": "refund", "source": "plan", "starts": SAFE}

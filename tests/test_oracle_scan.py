@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from peakopt.oracle.extract import find_json
-from peakopt.oracle.scan import MAX_SPAN_DEPTH, Span, scan
+from peakopt.oracle.answers.extract import find_json
+from peakopt.oracle.answers.scan import MAX_SPAN_DEPTH, Span, scan
 
 
 def spans(text: str) -> list[str]:

@@ -13,7 +13,7 @@ from strategies import varying_workflows, workflows
 
 from peakopt.models import Task, Varies, Workflow
 from peakopt.models.uncertainty import Z90, is_fixed
-from peakopt.oracle.scenarios import Noise, _realised, draw
+from peakopt.oracle.uncertain.scenarios import Noise, _realised, draw
 
 TIGHT = settings(max_examples=40, deadline=None)
 

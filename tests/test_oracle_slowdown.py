@@ -11,11 +11,11 @@ from strategies import workflows
 
 from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow
 from peakopt.oracle import evaluate
-from peakopt.oracle.evaluate import with_reference
-from peakopt.oracle.metrics import charged_makespan, efficiency, measure
-from peakopt.oracle.rows import ScoreRow
-from peakopt.oracle.scoring import with_efficiency
-from peakopt.oracle.slowdown import slowed_end
+from peakopt.oracle.judge.evaluate import with_reference
+from peakopt.oracle.judge.metrics import charged_makespan, efficiency, measure
+from peakopt.oracle.judge.slowdown import slowed_end
+from peakopt.oracle.tables.rows import ScoreRow
+from peakopt.oracle.tables.score_rows import with_efficiency
 
 CPU3 = Machine(name="m", capacity={"cpu": 3, "memory_mb": 100}, soft=("cpu",))
 

@@ -11,9 +11,9 @@ from strategies import machines, schedules, workflows
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, content_hash, nominal_hash
 from peakopt.oracle import evaluate, score_batch
-from peakopt.oracle.evaluate import with_reference
-from peakopt.oracle.realised import RealisedScorer
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.judge.evaluate import with_reference
+from peakopt.oracle.uncertain.scenarios import Noise, draw
+from peakopt.oracle.vector.realised import RealisedScorer
 
 
 def soft_cpu(machine: Machine) -> Machine:

@@ -23,7 +23,7 @@ from peakopt.instances.prompts import (
     plan_prompt_records,
 )
 from peakopt.models import Task, Workflow
-from peakopt.oracle.scoring import score_prediction
+from peakopt.oracle.tables.score_rows import score_prediction
 
 #: Written here, not imported: the test reads the calls as a model would.
 OUTPUT = re.compile(r"\$(\w+)\.output\b")

@@ -2,16 +2,23 @@
 
 A public name is one a module defines at its top level (a function, a class,
 an assignment: constants and type aliases too) without a leading underscore,
-or lists in ``__all__``. The same object reached from two packages (a
-re-export) is one meaning; type variables are placeholders of their own
-module's signatures and are left out. Within one package, parallel modules
-may share a name for one role (each solver backend's ``build``).
+or lists in ``__all__``. A name's meaning is where it is defined: a function or
+a class by its ``__module__`` and ``__qualname__``, anything else (a constant,
+a type alias) by the module that assigns it, followed through ``from ... import``
+for a re-export. So the same object reached from two packages (a re-export) is
+one meaning, and two modules that each assign an equal constant (``LIMIT = 5``:
+one object for Python, two definitions) are two. Type variables are
+placeholders of their own module's signatures and are left out. Within one
+package, parallel modules may share a name for one role (each solver backend's
+``build``); each room of the oracle is a package of its own.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import inspect
+import sys
 import tomllib
 import types
 from collections import defaultdict
@@ -39,9 +46,9 @@ def modules() -> list[Source]:
     return found
 
 
-def defined(source: str, module: types.ModuleType) -> set[str]:
-    """The public names ``source`` defines at its top level, and its ``__all__``."""
-    names: set[str] = set(getattr(module, "__all__", ()))
+def assigned(source: str) -> set[str]:
+    """The names ``source`` binds at its top level by a definition or an assignment (not an import)."""
+    names: set[str] = set()
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
@@ -49,6 +56,12 @@ def defined(source: str, module: types.ModuleType) -> set[str]:
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
+    return names
+
+
+def defined(source: str, module: types.ModuleType) -> set[str]:
+    """The public names ``source`` defines at its top level, and its ``__all__``."""
+    names = assigned(source) | set(getattr(module, "__all__", ()))
     return {n for n in names if not n.startswith("_")}
 
 
@@ -57,15 +70,40 @@ def package_of(module: str, sources: list[Source]) -> str:
     return module if module in packages else module.rpartition(".")[0]
 
 
+def imported_from(source: str) -> dict[str, str]:
+    """Name -> the module a top-level ``from ... import`` of ``source`` takes it from (absolute imports)."""
+    return {
+        alias.asname or alias.name: node.module
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+        for alias in node.names
+    }
+
+
+def origin(name: str, module: str, value: Any, sources: dict[str, str]) -> str:
+    """Where ``value``, bound to ``name`` in ``module``, is defined (see the module docstring)."""
+    if isinstance(value, type) or inspect.isroutine(value):
+        where, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+        if isinstance(where, str) and isinstance(qualname, str):
+            return f"{where}.{qualname}"
+    while module in sources and name not in assigned(sources[module]):
+        follow = imported_from(sources[module]).get(name)
+        if follow is None:
+            break
+        module = follow  # a re-export: to where it comes from
+    return f"{module}.{name}"
+
+
 def clashes(sources: list[Source]) -> dict[str, list[str]]:
     """Per public name that means two things across packages, where each of its objects is defined."""
-    meanings: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    by_name = {module: source for module, source, _ in sources}
+    meanings: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for module, source, found in sources:
         for name in defined(source, found):
             value: Any = getattr(found, name)
             if isinstance(value, TypeVar | ParamSpec | types.ModuleType):
                 continue
-            meanings[name][id(value)].append(module)
+            meanings[name][origin(name, module, value, by_name)].append(module)
     wrong = {}
     for name, objects in meanings.items():
         packages = {package_of(m, sources) for places in objects.values() for m in places}
@@ -96,3 +134,19 @@ def test_the_check_finds_a_name_defined_twice_and_passes_a_re_export() -> None:
     assert clashes([first, re_export]) == {}  # the same object: one meaning
     sibling = fake("peakopt.a.n", "class Options: ...\n")
     assert clashes([first, sibling]) == {}  # one package's parallel modules
+
+
+def test_equal_constants_assigned_in_two_packages_are_two_meanings(monkeypatch: Any) -> None:
+    first = fake("peakopt.a.m", "LIMIT = 5\nNAME = 'x'\n")
+    second = fake("peakopt.b.m", "LIMIT = 5\nNAME = 'x'\n")
+    assert first[2].LIMIT is second[2].LIMIT  # one object for Python: identity cannot tell them apart
+    assert clashes([first, second]) == {
+        "LIMIT": ["peakopt.a.m", "peakopt.b.m"],
+        "NAME": ["peakopt.a.m", "peakopt.b.m"],
+    }
+    monkeypatch.setitem(sys.modules, "peakopt.a.m", first[2])
+    re_export = fake("peakopt.b", "from peakopt.a.m import LIMIT\n__all__ = ['LIMIT']\n", package=True)
+    assert clashes([first, re_export]) == {}  # imported, not assigned: the one definition
+    alias = fake("peakopt.c.m", "from peakopt.a.m import LIMIT\nBOUND = LIMIT\n")
+    other = fake("peakopt.d.m", "BOUND = 5\n")
+    assert clashes([alias, other]) == {"BOUND": ["peakopt.c.m", "peakopt.d.m"]}  # each assigns it

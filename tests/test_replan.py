@@ -14,7 +14,7 @@ from runtime_helpers import peak_loads
 
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.oracle import broken_pins, evaluate
-from peakopt.oracle.dispatch import LOAD_SLACK
+from peakopt.oracle.uncertain.dispatch import LOAD_SLACK
 from peakopt.runtime.controller import run_workflow
 from peakopt.runtime.policies import named_policy
 from peakopt.runtime.replan import Moment, Replan, pins_at

@@ -14,9 +14,9 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from peakopt.oracle.aggregate import aggregate
-from peakopt.oracle.intervals import mean_interval
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.aggregate import aggregate
+from peakopt.oracle.tables.intervals import mean_interval
+from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.plots.charts import gap_profile, group_bars, makespan_vs_cva, profile_steps
 
 

@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from peakopt.cli.main import cli
-from peakopt.oracle.intervals import mean_interval
-from peakopt.oracle.leaderboard import board
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.intervals import mean_interval
+from peakopt.oracle.tables.leaderboard import board
+from peakopt.oracle.tables.rows import ScoreRow
 
 
 def run(*args: str) -> tuple[int, str, str]:

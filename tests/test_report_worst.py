@@ -6,7 +6,7 @@ import re
 from html.parser import HTMLParser
 
 from peakopt.cli.report import report_columns, report_table, summaries
-from peakopt.oracle.rows import ScoreRow
+from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.plots.html import render_report
 from peakopt.plots.worst import case_title, pick_worst, why
 

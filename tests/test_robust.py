@@ -11,11 +11,11 @@ from solver_helpers import tiny_instances
 
 from peakopt.models import Machine, SolveResult, Task, Workflow
 from peakopt.oracle import evaluate, measure, with_reference
-from peakopt.oracle.flows import pos_earliest_starts, pos_safe
-from peakopt.oracle.metrics import avoidable_cva, dependency_violations, efficiency
-from peakopt.oracle.montecarlo import monte_carlo
-from peakopt.oracle.scenarios import Noise, draw
-from peakopt.oracle.simulate import Simulation
+from peakopt.oracle.judge.metrics import avoidable_cva, dependency_violations, efficiency
+from peakopt.oracle.tables.montecarlo import monte_carlo
+from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_safe
+from peakopt.oracle.uncertain.scenarios import Noise, draw
+from peakopt.oracle.uncertain.simulate import Simulation
 from peakopt.solver import robust as robust_module
 from peakopt.solver import solve
 from peakopt.solver.robust import solve_robust

@@ -9,9 +9,9 @@ from solver_helpers import tiny_instances
 
 from peakopt.models import Machine, SolveResult, Task, Workflow
 from peakopt.oracle import measure
-from peakopt.oracle.flows import pos_earliest_starts, pos_safe
-from peakopt.oracle.metrics import safe
-from peakopt.oracle.scenarios import Noise, draw
+from peakopt.oracle.judge.metrics import safe
+from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_safe
+from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.solver.expected import best_expected, candidates, makespans, overflow_share
 from peakopt.solver.robust import peak_workflow, solve_robust
 

@@ -12,11 +12,11 @@ from strategies import machines, schedules, workflows
 
 from peakopt.instances import load
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
-from peakopt.oracle.flows import pos_safe, resource_flow_edges
-from peakopt.oracle.parse import Parsed
-from peakopt.oracle.replay import replay
-from peakopt.oracle.scenarios import Noise, draw
-from peakopt.oracle.simulate import EXECUTIONS, Simulation, SimulationError, execute
+from peakopt.oracle.answers.parse import Parsed
+from peakopt.oracle.answers.replay import replay
+from peakopt.oracle.uncertain.flows import pos_safe, resource_flow_edges
+from peakopt.oracle.uncertain.scenarios import Noise, draw
+from peakopt.oracle.uncertain.simulate import EXECUTIONS, Simulation, SimulationError, execute
 from peakopt.solver.heuristics import run
 
 

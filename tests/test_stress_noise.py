@@ -13,7 +13,7 @@ from peakopt.campaign.noise_run import NoiseRun
 from peakopt.campaign.store import read_score_rows
 from peakopt.campaign.stress import Settings
 from peakopt.oracle import ScoreRow
-from peakopt.oracle.scenarios import Noise
+from peakopt.oracle.uncertain.scenarios import Noise
 
 SAMPLES = 6
 

@@ -13,7 +13,7 @@ from functools import cached_property
 from peakopt.models import Machine, Task, Workflow
 from peakopt.models.workflow import longest_chains
 from peakopt.oracle import TOLERANCE
-from peakopt.oracle.dispatch import LOAD_SLACK, Need, clamped_needs, constrained, peak_needs
+from peakopt.oracle.uncertain.dispatch import LOAD_SLACK, Need, clamped_needs, constrained, peak_needs
 
 __all__ = ["LOAD_SLACK", "TIME_SLACK", "Block", "Need", "Problem", "compile_problem"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from peakopt.oracle.instants import tied
+from peakopt.oracle.base.instants import tied
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.sgs import parallel_sgs, serial_sgs
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from peakopt.oracle.instants import tied
+from peakopt.oracle.base.instants import tied
 from peakopt.solver.heuristics.arrays import Problem
 
 Keys = list[float]
@@ -93,7 +93,7 @@ RULE_NAMES = (*RULES, "random")
 def rule_keys(problem: Problem, rule: str, rng: random.Random | None = None) -> Keys:
     """Priority keys of ``rule`` (one of :data:`RULE_NAMES`); ``random`` needs ``rng``.
 
-    Keys that are the same instant for the judge are made equal (:func:`~peakopt.oracle.instants.tied`):
+    Keys that are the same instant for the judge are made equal (:func:`~peakopt.oracle.base.instants.tied`):
     an LFT of 0.30000000000000004 and one of 0.3 tie, and the tie goes by position, as it does
     when the same data are written in tenths of a second.
     """

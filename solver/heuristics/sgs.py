@@ -12,7 +12,7 @@ from bisect import insort
 from collections.abc import Sequence
 
 from peakopt.models.workflow import topological_order
-from peakopt.oracle.instants import same_instant
+from peakopt.oracle.base.instants import same_instant
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.timeline import Timeline
 
