@@ -1,19 +1,15 @@
 """Policies agent runtimes actually run: ASAP, one at a time, K in flight, semaphores.
 
 These simulate an executor in event order rather than plan ahead: a step
-starts when it is ready and admitted, and capacity is held for the whole step. ``cap:K`` and
-the semaphores run the oracle's event loop at nominal durations with the deciders of
-:mod:`peakopt.oracle.uncertain.policies` (the same ones their online forms use); ASAP and one at
-a time need no loop: their starts are the earliest starts and a running sum.
+starts when it is ready and admitted, and capacity is held for the whole step.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from peakopt.oracle.uncertain.dispatch import dispatch
-from peakopt.oracle.uncertain.policies import admission_decider, slots_decider
-from peakopt.solver.heuristics.arrays import Need, Problem
+from peakopt.oracle.uncertain.dispatch import admitted, dispatch
+from peakopt.solver.heuristics.arrays import LOAD_SLACK, Need, Problem
 
 
 def asap(problem: Problem) -> list[float]:
@@ -33,9 +29,8 @@ def one_at_a_time(problem: Problem) -> list[float]:
 
 def in_flight(problem: Problem, limit: int) -> list[float]:
     """At most ``limit`` steps running at once, resources ignored (an SDK's max concurrency)."""
-    unused: list[tuple[Need, ...]] = [()] * problem.size
-    decide = slots_decider(limit)
-    return dispatch(problem.length, problem.preds, problem.succs, unused, (), decide, problem.ids)
+    slot: tuple[Need, ...] = ((0, 1.0, 1.0 - LOAD_SLACK * limit),)
+    return admit(problem, [slot] * problem.size, (float(limit),), strict=False)
 
 
 def semaphores(problem: Problem, *, strict: bool = False) -> list[float]:
@@ -59,13 +54,15 @@ def admit(
 
     Steps join a queue when their last predecessor finishes (together in
     input order); at each event the queue is scanned in order and every step
-    whose needs fit the free capacity starts
-    (:func:`~peakopt.oracle.uncertain.policies.admission_decider`).
+    whose needs fit the free capacity starts (:func:`peakopt.oracle.uncertain.dispatch.admitted`).
 
     Returns
     -------
     list of float
         Start times by task position.
     """
-    decide = admission_decider(needs, strict=strict)
-    return dispatch(problem.length, problem.preds, problem.succs, needs, capacity, decide, problem.ids)
+
+    def scan(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
+        return admitted(queue, needs, free, strict=strict)
+
+    return dispatch(problem.length, problem.preds, problem.succs, needs, capacity, scan, problem.ids)
