@@ -4,6 +4,13 @@ A decider works on task positions; :func:`online_decider` turns a user's
 :class:`~peakopt.oracle.uncertain.online.OnlinePolicy` (ids and mappings) into one and checks every
 answer, and :func:`order_policy` turns the plan's order back into an ``OnlinePolicy`` for the
 online forms of the offline heuristics.
+
+The policies agent runtimes run (every ready step at once, at most K in flight, semaphores on
+the clamped peaks) are here too, once, as deciders (:func:`slots_decider`,
+:func:`admission_decider`) and as online policies (:class:`StartAll`, :class:`Slots`,
+:class:`Admission`): the solver's heuristics run the deciders at nominal durations
+(:mod:`peakopt.solver.heuristics.runtime`) and map method names to the policies
+(:mod:`peakopt.solver.heuristics.online`).
 """
 
 from __future__ import annotations
@@ -200,6 +207,98 @@ class Positional:
         placed = {self.index[step]: at for step, at in running.items()}
         started = self.positions(now, queue, placed, [free[r] for r in self.resources])
         return [self.ids[j] for j in started]
+
+
+def slots_decider(limit: int, *, first: bool = False) -> Decider:
+    """At most ``limit`` steps running, resources ignored; ``first``: the ready ones in workflow order.
+
+    Without ``first`` the steps start in ready order (an SDK's max concurrency, ``cap:K``); with
+    it, by position, the topological order's tie rule (``serial`` with ``limit`` 1).
+    """
+
+    def decide(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
+        room = limit - len(running)
+        if room <= 0:
+            return []
+        return (sorted(queue) if first else queue)[:room]
+
+    return decide
+
+
+def admission_decider(
+    needs: Sequence[tuple[Need, ...]], *, strict: bool = False, keys: Sequence[float] | None = None
+) -> Decider:
+    """Ready steps in priority order, each when its clamped peak fits: per-resource semaphores.
+
+    Parameters
+    ----------
+    needs
+        Clamped peak needs per task position (:func:`~peakopt.oracle.uncertain.dispatch.peak_needs`).
+    strict
+        Head-of-line blocking: a ready step that does not fit stops the steps behind it; by
+        default later ready steps that fit go first (:func:`~peakopt.oracle.uncertain.dispatch.admitted`).
+    keys
+        Priority per task position, lowest first (ties by position); default: ready order.
+    """
+
+    def decide(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
+        if keys is not None:
+            queue = sorted(queue, key=lambda j: (keys[j], j))
+        return admitted(queue, needs, free, strict=strict)
+
+    return decide
+
+
+class StartAll(Positional):
+    """``asap`` online: every ready step now, resources ignored."""
+
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
+        """Every ready step."""
+        return queue
+
+
+class Slots(Positional):
+    """At most ``limit`` steps running (:func:`slots_decider`); ``serial`` is ``limit=1, first=True``."""
+
+    def __init__(
+        self, workflow: Workflow, machine: Machine | None, limit: int, *, first: bool = False
+    ) -> None:
+        super().__init__(workflow, machine)
+        self.limit, self.first = limit, first
+        self.decide = slots_decider(limit, first=first)
+
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
+        """The first ready steps that keep at most ``limit`` running."""
+        return self.decide(now, queue, running, free)
+
+
+class Admission(Positional):
+    """Ready steps in priority order (default: ready order), each when its clamped peak fits.
+
+    See :func:`admission_decider`.
+    """
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        machine: Machine | None,
+        *,
+        strict: bool = False,
+        keys: Sequence[float] | None = None,
+    ) -> None:
+        super().__init__(workflow, machine)
+        self.strict, self.keys = strict, keys
+        self.decide = admission_decider(self.needs, strict=strict, keys=keys)
+
+    def positions(
+        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
+    ) -> Iterable[int]:
+        """The ready steps that fit, in priority order."""
+        return self.decide(now, queue, running, free)
 
 
 class _PlanOrder(Positional):

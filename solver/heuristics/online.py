@@ -21,19 +21,19 @@ plug-in                         its ``online`` attribute (a ``PolicyFactory``), 
 ==============================  =============================================================
 
 Each call builds a fresh policy from nominal data only; :func:`policy_factory` gives the
-:data:`~peakopt.oracle.uncertain.online.PolicyFactory` to build one per simulated run.
+:data:`~peakopt.oracle.uncertain.online.PolicyFactory` to build one per simulated run. The
+policies themselves live in the oracle (:mod:`peakopt.oracle.uncertain.policies`); this module
+maps the method names to them.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
 from typing import cast
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.uncertain.dispatch import admitted
 from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
-from peakopt.oracle.uncertain.policies import Positional, order_policy
+from peakopt.oracle.uncertain.policies import Admission, Positional, Slots, StartAll, order_policy
 from peakopt.solver.heuristics.arrays import compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, PluginError
 from peakopt.solver.heuristics.methods import parse_method
@@ -42,59 +42,6 @@ from peakopt.solver.heuristics.rules import rule_keys
 
 #: The attribute by which a plug-in heuristic declares its online form (a ``PolicyFactory``).
 ONLINE_ATTRIBUTE = "online"
-
-
-class StartAll(Positional):
-    """``asap`` online: every ready step now, resources ignored."""
-
-    def positions(
-        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
-    ) -> Iterable[int]:
-        """Every ready step."""
-        return queue
-
-
-class Slots(Positional):
-    """At most ``limit`` steps running; ``serial`` (``first=True``) takes the first in workflow order."""
-
-    def __init__(
-        self, workflow: Workflow, machine: Machine | None, limit: int, *, first: bool = False
-    ) -> None:
-        super().__init__(workflow, machine)
-        self.limit, self.first = limit, first
-
-    def positions(
-        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
-    ) -> Iterable[int]:
-        """The first ready steps that keep at most ``limit`` running."""
-        room = self.limit - len(running)
-        if room <= 0:
-            return ()
-        return (sorted(queue) if self.first else queue)[:room]  # serial: the topological order's tie rule
-
-
-class Admission(Positional):
-    """Ready steps in priority order (default: ready order), each when its clamped peak fits."""
-
-    def __init__(
-        self,
-        workflow: Workflow,
-        machine: Machine | None,
-        *,
-        strict: bool = False,
-        keys: Sequence[float] | None = None,
-    ) -> None:
-        super().__init__(workflow, machine)
-        self.strict, self.keys = strict, keys
-
-    def positions(
-        self, now: float, queue: list[int], running: dict[int, float], free: list[float]
-    ) -> Iterable[int]:
-        """The ready steps that fit, in priority order (as ``dispatch.admitted`` takes them)."""
-        if self.keys is not None:
-            keys = self.keys
-            queue = sorted(queue, key=lambda j: (keys[j], j))
-        return admitted(queue, self.needs, free, strict=self.strict)
 
 
 def _parallel_rule(name: str) -> str | None:

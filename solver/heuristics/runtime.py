@@ -1,15 +1,19 @@
 """Policies agent runtimes actually run: ASAP, one at a time, K in flight, semaphores.
 
 These simulate an executor in event order rather than plan ahead: a step
-starts when it is ready and admitted, and capacity is held for the whole step.
+starts when it is ready and admitted, and capacity is held for the whole step. ``cap:K`` and
+the semaphores run the oracle's event loop at nominal durations with the deciders of
+:mod:`peakopt.oracle.uncertain.policies` (the same ones their online forms use); ASAP and one at
+a time need no loop: their starts are the earliest starts and a running sum.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from peakopt.oracle.uncertain.dispatch import admitted, dispatch
-from peakopt.solver.heuristics.arrays import LOAD_SLACK, Need, Problem
+from peakopt.oracle.uncertain.dispatch import dispatch
+from peakopt.oracle.uncertain.policies import admission_decider, slots_decider
+from peakopt.solver.heuristics.arrays import Need, Problem
 
 
 def asap(problem: Problem) -> list[float]:
@@ -29,8 +33,9 @@ def one_at_a_time(problem: Problem) -> list[float]:
 
 def in_flight(problem: Problem, limit: int) -> list[float]:
     """At most ``limit`` steps running at once, resources ignored (an SDK's max concurrency)."""
-    slot: tuple[Need, ...] = ((0, 1.0, 1.0 - LOAD_SLACK * limit),)
-    return admit(problem, [slot] * problem.size, (float(limit),), strict=False)
+    unused: list[tuple[Need, ...]] = [()] * problem.size
+    decide = slots_decider(limit)
+    return dispatch(problem.length, problem.preds, problem.succs, unused, (), decide, problem.ids)
 
 
 def semaphores(problem: Problem, *, strict: bool = False) -> list[float]:
@@ -54,15 +59,13 @@ def admit(
 
     Steps join a queue when their last predecessor finishes (together in
     input order); at each event the queue is scanned in order and every step
-    whose needs fit the free capacity starts (:func:`peakopt.oracle.uncertain.dispatch.admitted`).
+    whose needs fit the free capacity starts
+    (:func:`~peakopt.oracle.uncertain.policies.admission_decider`).
 
     Returns
     -------
     list of float
         Start times by task position.
     """
-
-    def scan(now: float, queue: list[int], running: dict[int, float], free: list[float]) -> list[int]:
-        return admitted(queue, needs, free, strict=strict)
-
-    return dispatch(problem.length, problem.preds, problem.succs, needs, capacity, scan, problem.ids)
+    decide = admission_decider(needs, strict=strict)
+    return dispatch(problem.length, problem.preds, problem.succs, needs, capacity, decide, problem.ids)
