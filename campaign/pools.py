@@ -34,6 +34,9 @@ _QUEUE: Queue[Any] | None = None
 #: Set in each local worker process: where a chunk says that it starts (see :func:`_announced`).
 _STARTS: Any = None
 
+#: Seconds a stopped pool's manager thread gets to end (it ends as soon as it sees its workers gone).
+TERMINATE_WAIT = 10.0
+
 #: Slots of the shared array chunks mark their start in (more than chunks ever in flight).
 START_SLOTS = 4096
 
@@ -259,9 +262,16 @@ class LocalPool(Pool):
 
     def _terminate(self) -> None:
         processes = list(getattr(self.pool, "_processes", {}).values())
+        manager = getattr(self.pool, "_executor_manager_thread", None)
         self.pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             process.terminate()
+        # The manager thread closes its wake-up pipe as it ends; CPython 3.11's exit hook
+        # writes to that pipe unlocked, so a thread still ending at exit races it
+        # ("Exception ignored ... Bad file descriptor" after a Ctrl-C). Its workers are
+        # gone, so it ends at once.
+        if manager is not None:
+            manager.join(timeout=TERMINATE_WAIT)
 
     def messages(self) -> list[Any]:
         """Drain the queue the workers report to."""

@@ -226,3 +226,30 @@ def test_an_unreachable_cluster_is_a_peakopt_error() -> None:
     assert issubclass(ExecutorError, PeakoptError)
     with pytest.raises(PeakoptError, match="cannot start Dask"):
         open_executor(Where(scheduler="tcp://127.0.0.1:9"))
+
+
+def sleepy(x: int) -> int:
+    time.sleep(30)
+    return x
+
+
+@pytest.mark.parametrize("stopped", ["closed now", "overdue"])
+def test_a_stopped_pool_leaves_no_manager_thread_for_the_exit_hook(stopped: str) -> None:
+    # CPython 3.11's exit hook writes to each pool's wake-up pipe while the pool's own
+    # manager thread may be closing it: "Exception ignored ... Bad file descriptor"
+    # after a Ctrl-C. A stopped pool's manager thread has ended, its pipe closed.
+    pool = pools.LocalPool(2)
+    handles = [pool.submit(sleepy, k) for k in range(2)]
+    wait_until = time.monotonic() + 30
+    while len(pool.started()) < 2 and time.monotonic() < wait_until:
+        time.sleep(0.05)
+    old = pool.pool
+    manager = old._executor_manager_thread  # type: ignore[attr-defined]
+    wakeup = old._executor_manager_thread_wakeup  # type: ignore[attr-defined]
+    if stopped == "closed now":
+        pool.close(now=True)
+    else:
+        assert pool.stop(handles[:1], handles) == handles
+        pool.close(now=True)
+    assert manager is not None and not manager.is_alive()
+    assert wakeup._closed
