@@ -87,8 +87,8 @@ def _least_scale(exponent: int) -> int:
     """
     m, e = _NORMAL_MIN
     if e >= exponent:
-        return m * 10 ** (e - exponent)
-    return -(-m // 10 ** (exponent - e))
+        return m * int(10 ** (e - exponent))
+    return -(-m // int(10 ** (exponent - e)))
 
 
 @dataclass(frozen=True)
