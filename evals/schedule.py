@@ -22,6 +22,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from peakopt.campaign.floor import hard_pairs
 from peakopt.evals.answer import answer
 from peakopt.evals.arguments import TaskError, check_arguments, chosen, listed_names, shown, suite_argument
 from peakopt.evals.logs import ROW_KEY
@@ -144,6 +145,7 @@ def schedule(
     structured: bool = False,
     reference: str | None = None,
     time_limit: float = 60.0,
+    split: str = "all",
     **unknown: Any,
 ) -> Task:
     """Schedule each workflow × machine of a suite; scored by peakopt's oracle against the optimum.
@@ -169,9 +171,12 @@ def schedule(
         once per suite and cached (see :mod:`peakopt.evals.references`).
     time_limit
         Seconds per reference solve, when they are solved (as ``peakopt solve --time-limit``).
+    split
+        ``all`` pairs, or ``hard``: only those no trivial answer (every step at 0, one at a
+        time, ASAP) solves optimally (:mod:`peakopt.campaign.floor`); chosen before ``limit``.
     """
     given: dict[str, Any] = {"suite": suite, "setting": setting, "machines": machines, "tiers": tiers}
-    given |= {"limit": limit}
+    given |= {"limit": limit, "split": split}
     given |= {"seed": seed, "structured": structured, "reference": reference, "time_limit": time_limit}
     args = check_arguments("peakopt/schedule", given, unknown)
     selection = Selection(
@@ -181,16 +186,25 @@ def schedule(
         seed=args["seed"],
     )
     loaded = suite_argument(suite)
-    pairs = chosen(lambda: selection.pairs(loaded))
+    candidates = chosen(lambda: selection.candidates(loaded))
+    if args["split"] == "hard" and candidates:
+        # the split needs the optimum of every candidate: their references come first
+        path = _reference_file(candidates, loaded, reference, args["time_limit"])
+        hard = hard_pairs(loaded, checked_references(path, candidates), candidates)
+        candidates = [(w, m) for w, m in candidates if (w.id, m.name) in hard]
+    pairs = chosen(lambda: selection.order(candidates))
     if not pairs:
-        raise TaskError("the selection holds no workflow × machine to schedule")
-    path = _reference_file(pairs, loaded, reference, args["time_limit"])
+        where = " in the hard split" if args["split"] == "hard" else ""
+        raise TaskError(f"the selection holds no workflow × machine to schedule{where}")
+    if args["split"] != "hard":
+        path = _reference_file(pairs, loaded, reference, args["time_limit"])
     samples = [schedule_sample(p, args["setting"]) for p in pairs]
     dataset = MemoryDataset(samples, name=f"peakopt-{args['setting']}")
     metadata: dict[str, Any] = {
         "suite": suite,
         "setting": args["setting"],
         "reference": path,
+        "split": args["split"],
         "arguments": args,
     }
     return Task(

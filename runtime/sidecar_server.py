@@ -41,7 +41,7 @@ SHUTDOWN_GRACE = 5
 
 #: Seconds an idle keep-alive connection is kept open: longer than clients keep theirs (httpx 5 s,
 #: aiohttp 15 s), so that a client never sends on a connection the server is closing.
-KEEP_ALIVE = 75.0
+KEEP_ALIVE = 75
 #: The signals that stop the service.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
