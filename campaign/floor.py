@@ -18,7 +18,7 @@ every other pair (:func:`hard_pairs`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from peakopt.models import Machine, SolveResult, Suite, Workflow
@@ -68,6 +68,17 @@ def floor_rows(
             record = {"workflow": workflow.id, "machine": machine.name, "source": SOURCE + answer}
             rows.append(score_record(record | {"starts": starts}, suite, references))
     return rows
+
+
+def solved_references(
+    suite: Suite, pairs: Sequence[tuple[Workflow, Machine]] | None = None, time_limit: float = 10.0
+) -> dict[tuple[str, str | None], SolveResult]:
+    """A reference for each of ``pairs`` (every pair by default), solved here: one thread, seed 0."""
+    # here: the split's name and the floor's figures need no OR-Tools (the Inspect task's arguments)
+    from peakopt.solver import solve
+
+    chosen = every_pair(suite) if pairs is None else pairs
+    return {(w.id, m.name): solve(w, m, time_limit=time_limit, workers=1, seed=0) for w, m in chosen}
 
 
 def every_pair(suite: Suite) -> list[tuple[Workflow, Machine]]:
@@ -189,9 +200,13 @@ def hard_pairs(
 
 def describe(found: Floor) -> list[str]:
     """The floor as lines of text, for ``generate``, ``validate --stats`` and the report."""
+
+    def pairs(n: int) -> str:
+        return f"{n} pair{'s' * (n != 1)}"
+
     lines = [
-        f"trivial answers: {found.trivial} of {found.pairs} pairs solved optimally by one of them; "
-        f"hard split: {len(found.hard)} pairs"
+        f"trivial answers: {found.trivial} of {pairs(found.pairs)} solved optimally by one of them; "
+        f"hard split: {pairs(len(found.hard))}"
     ]
     for line in found.lines:
         earned = "-" if line.efficiency is None else f"{line.efficiency:.3f}"
@@ -200,3 +215,89 @@ def describe(found: Floor) -> list[str]:
             f"({line.share:.1%}), safe on {line.safe}, efficiency {earned}"
         )
     return lines
+
+
+@dataclass(frozen=True)
+class Hardened:
+    """What :func:`harden` made: the suite, its floor, and what it took."""
+
+    suite: Suite
+    floor: Floor
+    redrawn: int
+    reached: bool
+
+
+def harden(
+    suite: Suite,
+    target: float,
+    *,
+    redraw: Callable[[Workflow, int], Workflow],
+    attempts: int = 20,
+    time_limit: float = 10.0,
+    references: dict[tuple[str, str | None], SolveResult] | None = None,
+) -> Hardened:
+    """Redraw the workflows trivial answers solve until at most ``target`` of the pairs are trivial.
+
+    The machines stay those of ``suite`` (a redraw changes no capacity). The workflow with the
+    most trivial pairs goes first: of up to ``attempts`` redraws (``redraw(workflow, k)``,
+    ``k`` = 1, 2...), the one with the fewest trivial pairs replaces it when it has fewer; then
+    the next, until the share is at most ``target`` or every workflow was tried. Each pair is
+    solved (``time_limit`` seconds, one thread, seed 0) to know its optimum.
+
+    Parameters
+    ----------
+    suite
+        The suite as drawn.
+    target
+        The highest share of trivial pairs wanted, in [0, 1].
+    redraw
+        Another workflow of the same tier and id (the generator's ``redraw_workflow``).
+    attempts
+        Redraws tried per workflow.
+    time_limit
+        Seconds per reference solve.
+    references
+        Filled with every reference solved (by workflow id and machine name), if given.
+
+    Returns
+    -------
+    Hardened
+        ``reached`` False when the share stayed above ``target``: a machine that every drawn
+        workflow of a tier fits makes ASAP optimal there, whatever is redrawn.
+    """
+    known: dict[tuple[str, str | None], SolveResult] = {} if references is None else references
+    machines = suite.machines
+
+    def judged(workflow: Workflow) -> tuple[int, dict[tuple[str, str | None], SolveResult]]:
+        """How many of the workflow's pairs are trivial, and its references."""
+        single = Suite(workflows=(workflow,), machines=machines)
+        refs = solved_references(single, time_limit=time_limit)
+        return len(machines) - len(hard_pairs(single, refs)), refs
+
+    workflows = list(suite.workflows)
+    counts = []
+    for workflow in workflows:
+        count, refs = judged(workflow)
+        counts.append(count)
+        known.update(refs)
+    pairs = len(workflows) * len(machines)
+    redrawn = 0
+    for index in sorted(range(len(workflows)), key=lambda i: -counts[i]):
+        if sum(counts) <= target * pairs or counts[index] == 0:
+            break
+        best: tuple[Workflow, int, dict[tuple[str, str | None], SolveResult]] | None = None
+        for attempt in range(1, attempts + 1):
+            candidate = redraw(workflows[index], attempt)
+            count, refs = judged(candidate)
+            if count < (counts[index] if best is None else best[1]):
+                best = (candidate, count, refs)
+            if best is not None and best[1] == 0:
+                break
+        if best is not None:
+            workflows[index], counts[index] = best[0], best[1]
+            known.update(best[2])
+            redrawn += 1
+    meta = dict(suite.meta) | {"hardened": {"target": target, "redrawn": redrawn, "attempts": attempts}}
+    hardened = Suite(workflows=tuple(workflows), machines=machines, meta=meta)
+    found = suite_floor(hardened, known)
+    return Hardened(hardened, found, redrawn, found.trivial <= target * pairs)

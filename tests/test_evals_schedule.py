@@ -197,6 +197,22 @@ def test_the_hard_split_of_the_bundled_default_has_no_pair_a_trivial_answer_solv
         solved_by_trivial += trivial
         assert (f"{workflow.id}@{machine.name}" in chosen) is not trivial, (workflow.id, machine.name)
     assert len(chosen) == len(pairs) - solved_by_trivial
+    # the figures the benchmark page states are these
+    from paths import ROOT
+
+    from peakopt.campaign.floor import suite_floor
+
+    page = (ROOT / "docs" / "benchmark.md").read_text()
+    assert (
+        f"So {solved_by_trivial} of the {len(pairs)} pairs" in page and f"other {len(chosen)} pairs" in page
+    )
+    for line in suite_floor(suite, refs).lines:
+        figures = f"{line.optimal} ({line.share:.1%})".replace("%", " %")
+        assert (
+            f"| `{line.answer}` |" in page
+            and figures in page
+            and f"| {line.safe} | {line.efficiency:.3f} |" in page
+        )
 
 
 def test_a_split_the_task_does_not_have_is_refused(tmp_path: Path, cache: Path) -> None:
