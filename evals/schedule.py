@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
@@ -36,14 +36,26 @@ from peakopt.oracle.tables.score_rows import score_record
 
 logger = logging.getLogger(__name__)
 
+#: The task's version: raised whenever a change makes its scores incomparable with earlier logs'
+#: (the prompt, the samples, the scoring). Inspect records it in every log (``task_version``).
+TASK_VERSION = 1
+
+#: How the scores of a sample's epochs are combined (``inspect eval --epochs N``): their mean,
+#: key by key, so a sample's efficiency is its mean over the epochs.
+EPOCHS_REDUCER = "mean"
+
 
 def sample_id(workflow: str, machine: str) -> str:
     """The id of the sample of ``workflow`` on ``machine``."""
     return f"{workflow}@{machine}"
 
 
-def schedule_sample(pair: WorkflowMachine, setting: str) -> Sample:
-    """The sample of one workflow × machine: its prompt and what identifies it."""
+def schedule_sample(pair: WorkflowMachine, setting: str, suite: str = "", reference: str = "") -> Sample:
+    """The sample of one workflow × machine: its prompt, what identifies it, where its reference is.
+
+    ``suite`` and ``reference`` (the task's arguments) let a solver without a model answer it
+    (:mod:`peakopt.evals.solvers`).
+    """
     workflow, machine = pair
     record = prompt_record(workflow, machine, setting)
     metadata = {
@@ -52,6 +64,8 @@ def schedule_sample(pair: WorkflowMachine, setting: str) -> Sample:
         "setting": setting,
         "tier": record.get("tier"),
         "output_schema": record["output_schema"],
+        "suite": suite,
+        "reference": reference,
     }
     return Sample(input=record["prompt"], id=sample_id(workflow.id, machine.name), metadata=metadata)
 
@@ -71,6 +85,10 @@ def oracle(suite: str, reference: str) -> Scorer:
     references = checked_references(reference, [(w, m) for w in loaded.workflows for m in loaded.machines])
 
     async def score(state: TaskState, target: Target) -> Score:
+        if state.output.error:
+            # the model never answered (a provider error): no verdict on it, rather than a 0
+            why = f"no answer from the model: {state.output.error}"
+            return Score.unscored(explanation=why, metadata={"error": state.output.error})
         record = {
             "id": str(state.sample_id),
             "workflow": state.metadata["workflow"],
@@ -198,7 +216,7 @@ def schedule(
         raise TaskError(f"the selection holds no workflow × machine to schedule{where}")
     if args["split"] != "hard":
         path = _reference_file(pairs, loaded, reference, args["time_limit"])
-    samples = [schedule_sample(p, args["setting"]) for p in pairs]
+    samples = [schedule_sample(p, args["setting"], suite, path) for p in pairs]
     dataset = MemoryDataset(samples, name=f"peakopt-{args['setting']}")
     metadata: dict[str, Any] = {
         "suite": suite,
@@ -212,4 +230,6 @@ def schedule(
         solver=answer(args["structured"], "schedule"),
         scorer=oracle(suite, path),
         metadata=metadata,
+        version=TASK_VERSION,
+        epochs=Epochs(1, EPOCHS_REDUCER),
     )
