@@ -66,6 +66,17 @@ def read_inputs(paths: Iterable[str], fmt: str | None, cpu: str, keep_dummies: b
     )
 
 
+def summary(*suites: Suite) -> str:
+    """``2 workflows (12 tasks), 1 machine`` for a suite (or several: machines counted once)."""
+    tasks = sum(len(w.tasks) for suite in suites for w in suite.workflows)
+    workflows = sum(len(suite.workflows) for suite in suites)
+    machines = len({(m.name, tuple(sorted(m.capacity.items()))) for suite in suites for m in suite.machines})
+    return (
+        f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
+        f"{machines} machine{'s' * (machines != 1)}"
+    )
+
+
 def warn(message: str) -> None:
     """One ``Warning:`` line on stderr."""
     click.echo(f"Warning: {message}", err=True)

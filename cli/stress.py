@@ -27,14 +27,15 @@ from peakopt.campaign.stress import (
     run_campaign,
 )
 from peakopt.campaign.stress_noise import NOISY
+from peakopt.campaign.summaries import summaries
 from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
 from peakopt.cli.common import input_options, soft_as_hard_option
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
 from peakopt.cli.options import check_by, method_list, seconds_option, seed_option
 from peakopt.cli.outputs import claim
-from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
 from peakopt.cli.stress_noise import bound_items, noise_options, noise_run, noisy_rows
+from peakopt.cli.summaries import by_sources, fail_on_option, gate, show_summaries, summary_options
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
 from peakopt.oracle.tables.rows import ScoreRow

@@ -1,0 +1,78 @@
+"""The command layer's house rules, read from the source (ast: nothing of a command is imported).
+
+A command module (one that :data:`peakopt.cli.main.COMMANDS` names) imports helper modules only,
+never another command module: what two commands share lives in a helper (or lower, in the
+library), so changing one command's options never silently changes another's.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from paths import ROOT
+
+from peakopt.cli.main import COMMANDS
+
+CLI = ROOT / "cli"
+
+
+def command_modules() -> set[str]:
+    """The dotted names of the modules that hold the commands of :data:`COMMANDS`."""
+    return {entry.target.partition(":")[0] for entry in COMMANDS.values()}
+
+
+def cli_modules() -> set[str]:
+    """Every module of ``peakopt.cli`` by dotted name."""
+    return {f"peakopt.cli.{path.stem}" for path in CLI.glob("*.py") if path.stem != "__init__"}
+
+
+def imported(path: Path, module: str) -> set[str]:
+    """The modules a file's imports name, at any depth of its code (relative ones resolved).
+
+    ``from peakopt.cli import x`` names ``peakopt.cli.x`` when that is a module; ``from
+    peakopt.cli.x import y`` names ``peakopt.cli.x``.
+    """
+    package = module.rpartition(".")[0]
+    known = cli_modules()
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([base] if base else [])])
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known)
+    return found
+
+
+def test_the_command_table_names_modules_of_the_cli() -> None:
+    assert command_modules() <= cli_modules()
+    assert len(command_modules()) >= 10  # the reader finds them: not a vacuous check below
+
+
+def test_no_command_module_imports_another() -> None:
+    commands = command_modules()
+    wrong = {
+        module: sorted((imported(CLI / f"{module.rpartition('.')[2]}.py", module) & commands) - {module})
+        for module in sorted(commands)
+    }
+    assert not {m: found for m, found in wrong.items() if found}
+
+
+def test_the_reader_sees_every_spelling_of_an_import(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "import peakopt.cli.solve\n"
+        "from peakopt.cli import score\n"
+        "from peakopt.cli.report import gate\n"
+        "from . import plot\n"
+        "from .inputs import summary\n"
+        "def later():\n"
+        "    from peakopt.cli.stress import stress\n"
+    )
+    found = imported(source, "peakopt.cli.probe")
+    assert {f"peakopt.cli.{m}" for m in ("solve", "score", "report", "plot", "inputs", "stress")} <= found
