@@ -8,10 +8,12 @@ The group they run under (one ``Error:`` line, interrupts) is in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
+from peakopt.cli.options import grouped
 from peakopt.instances import FORMATS, expand, load
 from peakopt.instances.native import merge_files
 from peakopt.instances.peakbench import CPU_CHOICES
@@ -41,6 +43,23 @@ def input_options(func: F) -> F:
         help="PSPLIB/Patterson: keep the dummy source and sink as zero-duration tasks.",
     )(func)
     return func
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read the input files: the values of :func:`input_options`."""
+
+    fmt: str | None
+    cpu: str
+    keep_dummies: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`peakopt.instances.load`, as ``targets`` takes them."""
+        return {"format": self.fmt, "cpu": self.cpu, "keep_dummies": self.keep_dummies}
+
+
+#: :func:`input_options`, reaching the command as ``read``, one :class:`ReadOptions`.
+read_options = grouped("read", ReadOptions, input_options)
 
 
 def input_files(paths: Iterable[str]) -> list[str]:

@@ -8,6 +8,7 @@ imports the other.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -18,7 +19,7 @@ from peakopt.campaign.stress import ERROR
 from peakopt.campaign.summaries import MethodSummary
 from peakopt.cli.exports import show_tables
 from peakopt.cli.messages import note
-from peakopt.cli.options import by_option
+from peakopt.cli.options import by_option, grouped
 from peakopt.cli.tables import board_json, board_tables, emit, format_options, monte_carlo_table, stacked
 from peakopt.models import PeakoptError
 from peakopt.oracle import ScoreRow
@@ -88,6 +89,23 @@ def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
 def summary_options(func: F) -> F:
     """``--json`` and ``--csv`` of the per-method summary (``report`` and ``stress``)."""
     return format_options("the summaries", stream=False)(func)
+
+
+@dataclass(frozen=True)
+class SummaryOptions:
+    """How the summary is grouped (``--by``) and printed (``--json``, ``--csv``)."""
+
+    by: tuple[str, ...]
+    as_json: bool
+    as_csv: bool
+
+
+def summary_group(help_text: str) -> Callable[[F], F]:
+    """:func:`by_sources` (``help_text``) and :func:`summary_options`, reaching the command as ``summary``.
+
+    The command takes them as one :class:`SummaryOptions`.
+    """
+    return grouped("summary", SummaryOptions, by_sources(help_text), summary_options)
 
 
 def show_summaries(
