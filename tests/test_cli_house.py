@@ -76,3 +76,45 @@ def test_the_reader_sees_every_spelling_of_an_import(tmp_path: Path) -> None:
     )
     found = imported(source, "peakopt.cli.probe")
     assert {f"peakopt.cli.{m}" for m in ("solve", "score", "report", "plot", "inputs", "stress")} <= found
+
+
+#: The most parameters a function of the command line may take, click callbacks included. A
+#: callback takes one parameter per option it reads; past a dozen, related options are grouped
+#: into one frozen dataclass (:func:`peakopt.cli.options.grouped`): ``stress`` went from 31 to 10.
+#: Twelve is what the widest commands need once their related options are grouped (``plot`` reads
+#: twelve unrelated ones).
+MOST_PARAMETERS = 12
+
+
+def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many parameters a function takes: positional, keyword-only, ``*args`` and ``**kwargs``."""
+    args = node.args
+    return (
+        len(args.posonlyargs)
+        + len(args.args)
+        + len(args.kwonlyargs)
+        + (args.vararg is not None)
+        + (args.kwarg is not None)
+    )
+
+
+def wide_functions(path: Path) -> dict[str, int]:
+    """The functions of a file (nested ones too) taking more than :data:`MOST_PARAMETERS`."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return {
+        f"{path.name}:{node.name}": parameters(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and parameters(node) > MOST_PARAMETERS
+    }
+
+
+def test_no_function_of_the_command_line_takes_more_than_a_dozen_parameters() -> None:
+    found = {name: count for path in sorted(CLI.glob("*.py")) for name, count in wide_functions(path).items()}
+    assert not found, f"group related options (peakopt.cli.options.grouped): {found}"
+
+
+def test_the_count_sees_every_kind_of_parameter(tmp_path: Path) -> None:
+    source = tmp_path / "wide.py"
+    names = ", ".join(f"a{i}" for i in range(MOST_PARAMETERS - 3))
+    source.write_text(f"def f(p, /, {names}, *rest, k, **more): pass\ndef g(a, *, b): pass\n")
+    assert wide_functions(source) == {"wide.py:f": MOST_PARAMETERS + 1}
