@@ -8,11 +8,15 @@ library), so changing one command's options never silently changes another's.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
+import click
+from click.testing import CliRunner
 from paths import ROOT
 
 from peakopt.cli.main import COMMANDS
+from peakopt.cli.options import grouped
 
 CLI = ROOT / "cli"
 
@@ -118,3 +122,37 @@ def test_the_count_sees_every_kind_of_parameter(tmp_path: Path) -> None:
     names = ", ".join(f"a{i}" for i in range(MOST_PARAMETERS - 3))
     source.write_text(f"def f(p, /, {names}, *rest, k, **more): pass\ndef g(a, *, b): pass\n")
     assert wide_functions(source) == {"wide.py:f": MOST_PARAMETERS + 1}
+
+
+def test_a_group_hands_its_options_over_as_one_dataclass_in_help_order() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Inner:
+        b: int
+
+    @dataclasses.dataclass(frozen=True)
+    class Outer:
+        a: str
+        inner: Inner
+        c: bool
+
+    seen: list[object] = []
+
+    @click.command()
+    @click.option("--first")
+    @grouped(
+        "outer",
+        Outer,
+        click.option("--a", default="x"),
+        grouped("inner", Inner, click.option("--b", type=int, default=1)),
+        click.option("--c", is_flag=True),
+    )
+    @click.option("--last", type=int, default=0)
+    def command(first: str | None, outer: Outer, last: int) -> None:
+        """Help of the command."""
+        seen.append((first, outer, last))
+
+    assert [p.name for p in command.params] == ["first", "a", "b", "c", "last"]
+    assert command.help == "Help of the command."
+    result = CliRunner().invoke(command, ["--b", "7", "--c", "--last", "3"])
+    assert result.exit_code == 0, result.output
+    assert seen == [(None, Outer("x", Inner(7), True), 3)]
