@@ -11,8 +11,7 @@ from click.core import ParameterSource
 from rich.table import Table
 
 from peakopt.campaign.ranges import COUNT, COUNT_OR_NONE, PROBABILITY, SEED_MAX, Finite
-from peakopt.cli.common import input_options, warn
-from peakopt.cli.inputs import summary
+from peakopt.cli.common import input_options, summary, warn
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from peakopt.cli.common import input_files, input_options, read_inputs, unconstrained, warn
+from peakopt.cli.common import input_files, input_options, read_inputs, summary, unconstrained, warn
 from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.instances import WRITE_FORMATS, InputError, load, render
@@ -23,17 +23,6 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "schedule": Schedule,
     "reference": SolveResult,
 }
-
-
-def summary(*suites: Suite) -> str:
-    """``2 workflows (12 tasks), 1 machine`` for a suite (or several: machines counted once)."""
-    tasks = sum(len(w.tasks) for suite in suites for w in suite.workflows)
-    workflows = sum(len(suite.workflows) for suite in suites)
-    machines = len({(m.name, tuple(sorted(m.capacity.items()))) for suite in suites for m in suite.machines})
-    return (
-        f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
-        f"{machines} machine{'s' * (machines != 1)}"
-    )
 
 
 @click.command()

@@ -12,7 +12,7 @@ from peakopt.cli.common import input_options, warn
 from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.options import Renamed, seed_option, split_names
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score import answer_records, load_references
+from peakopt.cli.score_files import answer_records, load_references
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
 from peakopt.oracle import evaluate
