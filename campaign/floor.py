@@ -218,8 +218,8 @@ def describe(found: Floor) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Hardened:
-    """What :func:`harden` made: the suite, its floor, and what it took."""
+class Redrawn:
+    """What :func:`redraw_trivial` made: the suite, its floor, and what it took."""
 
     suite: Suite
     floor: Floor
@@ -227,7 +227,7 @@ class Hardened:
     reached: bool
 
 
-def harden(
+def redraw_trivial(
     suite: Suite,
     target: float,
     *,
@@ -235,7 +235,7 @@ def harden(
     attempts: int = 20,
     time_limit: float = 10.0,
     references: dict[tuple[str, str | None], SolveResult] | None = None,
-) -> Hardened:
+) -> Redrawn:
     """Redraw the workflows trivial answers solve until at most ``target`` of the pairs are trivial.
 
     The machines stay those of ``suite`` (a redraw changes no capacity). The workflow with the
@@ -261,7 +261,7 @@ def harden(
 
     Returns
     -------
-    Hardened
+    Redrawn
         ``reached`` False when the share stayed above ``target``: a machine that every drawn
         workflow of a tier fits makes ASAP optimal there, whatever is redrawn.
     """
@@ -297,7 +297,8 @@ def harden(
             workflows[index], counts[index] = best[0], best[1]
             known.update(best[2])
             redrawn += 1
-    meta = dict(suite.meta) | {"hardened": {"target": target, "redrawn": redrawn, "attempts": attempts}}
+    record = {"target": target, "redrawn": redrawn, "attempts": attempts}
+    meta = dict(suite.meta) | {"trivial_redrawn": record}
     hardened = Suite(workflows=tuple(workflows), machines=machines, meta=meta)
     found = suite_floor(hardened, known)
-    return Hardened(hardened, found, redrawn, found.trivial <= target * pairs)
+    return Redrawn(hardened, found, redrawn, found.trivial <= target * pairs)

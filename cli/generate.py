@@ -178,11 +178,11 @@ def _floor(
 ) -> tuple[Suite, list[str]]:
     """The suite (redrawn to keep its trivial share at most ``most``, if given) and its floor's lines."""
     # here: the floor solves every pair (OR-Tools), which a plain generate never needs
-    from peakopt.campaign.floor import describe, harden, solved_references, suite_floor
+    from peakopt.campaign.floor import describe, redraw_trivial, solved_references, suite_floor
 
     if most is None:
         return suite, describe(suite_floor(suite, solved_references(suite)))
-    made = harden(suite, most, redraw=lambda w, k: redraw_workflow(w, k, spec, catalog))
+    made = redraw_trivial(suite, most, redraw=lambda w, k: redraw_workflow(w, k, spec, catalog))
     note(f"redrew {plural(made.redrawn, 'workflow')} to keep the trivial share at most {most:g}")
     if not made.reached:
         share = made.floor.trivial / made.floor.pairs

@@ -162,7 +162,7 @@ def test_generate_stats_prints_the_floor_and_max_trivial_keeps_it_under_the_targ
     found = suite_floor(suite, solved_references(suite))  # checked anew, not read from the output
     assert found.trivial <= target * 30 < before.trivial
     assert f"trivial answers: {found.trivial} of 30 pairs" in hardened.output
-    assert suite.machines == drawn.machines and suite.meta["hardened"]["redrawn"] >= 1
+    assert suite.machines == drawn.machines and suite.meta["trivial_redrawn"]["redrawn"] >= 1
     assert [w.meta["tier"] for w in suite.workflows] == [w.meta["tier"] for w in drawn.workflows]
     # reproducible: the same command draws the same suite
     again = runner.invoke(cli, ["generate", *small, "--max-trivial", f"{target}"])
