@@ -1,15 +1,25 @@
-"""Readers and writers for every input format, and the bundled data."""
+"""Readers and writers for every input format, and the bundled data.
 
-from peakopt.instances.catalog import Catalog, default_catalog, parse_catalog
-from peakopt.instances.errors import InputError
-from peakopt.instances.generator import SuiteSpec, generate_suite
-from peakopt.instances.large import LargeSpec, large_suite
-from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, parse_text, resolve
-from peakopt.instances.native import merge, write_atomic
-from peakopt.instances.paths import Expanded, expand, read_text
-from peakopt.instances.peakbench import from_context, to_context
-from peakopt.instances.prompts import plan_prompt_record, plan_prompt_records, prompt_records
-from peakopt.instances.save import WRITE_FORMATS, render, save
+The names below load on first use (PEP 562): a command's options need a reader's constants,
+not the generator, the prompts and every format's reader (``--help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from peakopt.instances.catalog import Catalog, default_catalog, parse_catalog
+    from peakopt.instances.errors import InputError
+    from peakopt.instances.generator import SuiteSpec, generate_suite
+    from peakopt.instances.large import LargeSpec, large_suite
+    from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, parse_text, resolve
+    from peakopt.instances.native import merge, write_atomic
+    from peakopt.instances.paths import Expanded, expand, read_text
+    from peakopt.instances.peakbench import from_context, to_context
+    from peakopt.instances.prompts import plan_prompt_record, plan_prompt_records, prompt_records
+    from peakopt.instances.save import WRITE_FORMATS, render, save
 
 __all__ = [
     "BUNDLED_PREFIX",
@@ -40,3 +50,46 @@ __all__ = [
     "to_context",
     "write_atomic",
 ]
+
+#: public name -> the module that defines it
+_HOMES = {
+    "BUNDLED_PREFIX": "peakopt.instances.loader",
+    "Catalog": "peakopt.instances.catalog",
+    "Expanded": "peakopt.instances.paths",
+    "FORMATS": "peakopt.instances.loader",
+    "InputError": "peakopt.instances.errors",
+    "LargeSpec": "peakopt.instances.large",
+    "SuiteSpec": "peakopt.instances.generator",
+    "WRITE_FORMATS": "peakopt.instances.save",
+    "bundled": "peakopt.instances.loader",
+    "default_catalog": "peakopt.instances.catalog",
+    "expand": "peakopt.instances.paths",
+    "from_context": "peakopt.instances.peakbench",
+    "generate_suite": "peakopt.instances.generator",
+    "large_suite": "peakopt.instances.large",
+    "load": "peakopt.instances.loader",
+    "merge": "peakopt.instances.native",
+    "parse_catalog": "peakopt.instances.catalog",
+    "parse_text": "peakopt.instances.loader",
+    "plan_prompt_record": "peakopt.instances.prompts",
+    "plan_prompt_records": "peakopt.instances.prompts",
+    "prompt_records": "peakopt.instances.prompts",
+    "read_text": "peakopt.instances.paths",
+    "render": "peakopt.instances.save",
+    "resolve": "peakopt.instances.loader",
+    "save": "peakopt.instances.save",
+    "to_context": "peakopt.instances.peakbench",
+    "write_atomic": "peakopt.instances.native",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -70,11 +70,24 @@ def package_of(module: str, sources: list[Source]) -> str:
     return module if module in packages else module.rpartition(".")[0]
 
 
+def top_level(source: str) -> list[ast.stmt]:
+    """The statements of ``source``'s top level, with those of its ``if TYPE_CHECKING:`` blocks.
+
+    A lazy face (PEP 562, as :mod:`peakopt.oracle`) names its re-exports in such a block.
+    """
+    found: list[ast.stmt] = []
+    for node in ast.parse(source).body:
+        test = node.test if isinstance(node, ast.If) else None
+        lazy = isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+        found.extend(node.body if lazy and isinstance(node, ast.If) else [node])
+    return found
+
+
 def imported_from(source: str) -> dict[str, str]:
     """Name -> the module a top-level ``from ... import`` of ``source`` takes it from (absolute imports)."""
     return {
         alias.asname or alias.name: node.module
-        for node in ast.parse(source).body
+        for node in top_level(source)
         if isinstance(node, ast.ImportFrom) and node.module and not node.level
         for alias in node.names
     }
