@@ -91,6 +91,10 @@ class LazyModule(ModuleType):
             import psutil
         else:
             psutil = LazyModule("psutil", "measuring processes")
+
+    After the first look-up the proxy holds the module's names itself, so later look-ups cost
+    what a module's do (no hook in a hot loop). A core library (NumPy) works the same way; its
+    absence is then the ModuleNotFoundError it is, no extra being named.
     """
 
     def __init__(self, module: str, what: str, extra: str | None = None) -> None:
@@ -101,4 +105,6 @@ class LazyModule(ModuleType):
         # only called for what the proxy itself lacks: every name of the real module
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)  # copy, pickle and doctest probes stay with the proxy
-        return getattr(require(*self._need), name)
+        real = require(*self._need)
+        self.__dict__.update(real.__dict__)  # from now on a plain module look-up
+        return getattr(real, name)
