@@ -196,7 +196,8 @@ def test_an_extra_imported_without_require_is_still_one_line(tmp_path: Path) -> 
 
 def test_require_imports_or_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     assert require("json", "reading").__name__ == "json"
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    for name in ("matplotlib", "matplotlib.figure"):  # another test may have imported it
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(MissingExtra) as raised:
         require("matplotlib.figure", "a picture")
     assert isinstance(raised.value, PeakoptError)
@@ -227,3 +228,10 @@ def test_every_extras_library_is_named_in_pyproject() -> None:
     root = Path(__file__).resolve().parents[1]
     extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert set(EXTRA_OF.values()) <= set(extras)
+
+
+def test_solve_help_lists_the_registered_backends() -> None:
+    from peakopt.solver import BACKENDS
+    from peakopt.solver.backends import BUILT_IN
+
+    assert tuple(BACKENDS) == BUILT_IN
