@@ -106,8 +106,9 @@ def test_score_input_is_what_the_oracle_reads(tmp_path: Path) -> None:
         (["score", "bundled:refund", "--schedules", "answers.jsonl"], ("ortools", "pulp", *EXTRAS)),
         (["solve", "bundled:refund", "-o", "refs.jsonl"], EXTRAS),
         (["generate", "--seed", "3", "-o", "suite.json"], ("ortools", "pulp", *EXTRAS)),
+        (["prompt", "bundled:refund", "-o", "prompts.jsonl"], HEAVY),
     ],
-    ids=["validate", "convert", "schedule", "score", "solve", "generate"],
+    ids=["validate", "convert", "schedule", "score", "solve", "generate", "prompt"],
 )
 def test_a_run_imports_no_extra_it_does_not_need(
     tmp_path: Path, args: list[str], not_imported: tuple[str, ...]
@@ -116,6 +117,15 @@ def test_a_run_imports_no_extra_it_does_not_need(
     code, names, done = peakopt(tmp_path, *args)
     assert code == 0, done.stderr
     assert sorted(names & set(not_imported)) == []
+
+
+def test_a_report_of_scores_loads_no_solver_nor_extra(tmp_path: Path) -> None:
+    score_input(tmp_path)
+    code, _, done = peakopt(tmp_path, "score", "bundled:refund", "-s", "answers.jsonl", "-o", "scores.jsonl")
+    assert code == 0, done.stderr
+    code, names, done = peakopt(tmp_path, "report", "scores.jsonl")
+    assert code == 0, done.stderr
+    assert sorted(names & {"ortools", "pulp", *EXTRAS}) == []
 
 
 def test_the_heuristics_load_no_exact_solver() -> None:
