@@ -9,6 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+# Eager, unlike the rest: `save` is also the name of a submodule, and importing that submodule
+# (from anywhere) binds the module to this package's attribute `save`, where a lazy look-up never
+# runs again. Importing it here binds the function once and for all (tests/test_public_names.py
+# checks that no lazily served name is a submodule's).
+from peakopt.instances.save import WRITE_FORMATS, render, save
+
 if TYPE_CHECKING:
     from peakopt.instances.catalog import Catalog, default_catalog, parse_catalog
     from peakopt.instances.errors import InputError
@@ -19,7 +25,6 @@ if TYPE_CHECKING:
     from peakopt.instances.paths import Expanded, expand, read_text
     from peakopt.instances.peakbench import from_context, to_context
     from peakopt.instances.prompts import plan_prompt_record, plan_prompt_records, prompt_records
-    from peakopt.instances.save import WRITE_FORMATS, render, save
 
 __all__ = [
     "BUNDLED_PREFIX",
@@ -60,7 +65,6 @@ _HOMES = {
     "InputError": "peakopt.instances.errors",
     "LargeSpec": "peakopt.instances.large",
     "SuiteSpec": "peakopt.instances.generator",
-    "WRITE_FORMATS": "peakopt.instances.save",
     "bundled": "peakopt.instances.loader",
     "default_catalog": "peakopt.instances.catalog",
     "expand": "peakopt.instances.paths",
@@ -75,9 +79,7 @@ _HOMES = {
     "plan_prompt_records": "peakopt.instances.prompts",
     "prompt_records": "peakopt.instances.prompts",
     "read_text": "peakopt.instances.paths",
-    "render": "peakopt.instances.save",
     "resolve": "peakopt.instances.loader",
-    "save": "peakopt.instances.save",
     "to_context": "peakopt.instances.peakbench",
     "write_atomic": "peakopt.instances.native",
 }

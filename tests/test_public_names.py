@@ -22,8 +22,10 @@ import sys
 import tomllib
 import types
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import pytest
 from paths import ROOT
 
 PACKAGES: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
@@ -163,3 +165,14 @@ def test_equal_constants_assigned_in_two_packages_are_two_meanings(monkeypatch: 
     alias = fake("peakopt.c.m", "from peakopt.a.m import LIMIT\nBOUND = LIMIT\n")
     other = fake("peakopt.d.m", "BOUND = 5\n")
     assert clashes([alias, other]) == {"BOUND": ["peakopt.c.m", "peakopt.d.m"]}  # each assigns it
+
+
+@pytest.mark.parametrize("face", ["peakopt.instances", "peakopt.oracle", "peakopt.solver"])
+def test_no_lazily_served_name_is_a_submodules(face: str) -> None:
+    # importing a submodule binds it to its package's attribute of that name, after which the
+    # face's __getattr__ never runs: `from peakopt.instances import save` would give the module
+    package = importlib.import_module(face)
+    folder = Path(package.__file__ or "").parent
+    children = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
+    homes: dict[str, str] = vars(package).get("_HOMES", {})
+    assert sorted(set(homes) & children) == []
