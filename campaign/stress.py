@@ -18,10 +18,9 @@ import functools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from peakopt.campaign.executors import Executor, solve_deadline
-from peakopt.campaign.hindsight import Bound
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.noise_run import REFERENCE_ROWS, ROBUST_ROW, NoiseRun
 from peakopt.campaign.references import References, StoreReferences
@@ -33,7 +32,9 @@ from peakopt.oracle.tables.score_rows import tier, with_efficiency
 from peakopt.oracle.uncertain.scenarios import Scenarios
 from peakopt.solver.heuristics import Method, parse_method
 from peakopt.solver.heuristics.identity import package_code
-from peakopt.solver.pipeline import solve
+
+if TYPE_CHECKING:
+    from peakopt.campaign.hindsight import Bound
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"
@@ -152,6 +153,9 @@ def row_code(method: str) -> str:
 
 def solve_reference(item: Item) -> SolveResult:
     """The reference result of an item's workflow × machine."""
+    # imported here: `report` and `stress --help` import this module and must not pay for OR-Tools
+    from peakopt.solver.pipeline import solve
+
     settings = item.settings
     return solve(
         item.workflow,

@@ -32,6 +32,7 @@ from rich.text import Text
 from peakopt.campaign.executors import Executor, Where, open_executor
 from peakopt.campaign.ranges import PROCESSES
 from peakopt.cli.options import grouped, seconds_option
+from peakopt.models.extras import require
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,6 +93,9 @@ def where(jobs: int | None, dask_local: int | None, scheduler: str | None) -> Wh
     ]
     if len(given) > 1:
         raise click.UsageError(f"give one of {', '.join(given)}")
+    if dask_local or scheduler:
+        # the dask extra: one line before any input is read, not a traceback when the pool starts
+        require("distributed", given[0])
     return Where(jobs=jobs, dask_local=dask_local, scheduler=scheduler)
 
 

@@ -34,6 +34,7 @@ from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.models.extras import require
 from peakopt.oracle import ScoreRow, evaluate
 from peakopt.oracle.judge.references import Checked
 from peakopt.oracle.tables.aggregate import group_rows
@@ -140,6 +141,8 @@ def report(
     check_formats(as_json, as_csv)
     check_export(table_format, as_json, as_csv)
     out = claim(output, [*paths, *suites, *([reference_path] if reference_path else [])])
+    if out is not None:
+        require("matplotlib", "report -o (the HTML report)")  # before any work
     # the rows of every input together: each row's source (method, model) says whose it is
     read = {path: read_rows(path) for path in paths}
     rows = [row for found_rows in read.values() for row in found_rows]

@@ -13,6 +13,7 @@ from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import grouped, seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
+from peakopt.models.extras import require
 from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.limits import LIMIT_ENV
@@ -207,6 +208,7 @@ def run_command(
 
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
+    require("psutil", "peakopt run")  # the runtime extra: one line now, not a traceback later
     output, otlp_out, seed = writing.output, writing.otlp_out, planning.seed
     out = claim(output, paths)
     spans_out = None if otlp_out is None or is_url(otlp_out) else claim(otlp_out, paths, option="--otlp-out")

@@ -32,7 +32,7 @@ from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
 from peakopt.instances.errors import OutputError
 from peakopt.models import PeakoptError, SolveResult, nominal_hash
-from peakopt.solver import BACKENDS
+from peakopt.solver.backends import BUILT_IN as BACKENDS
 from peakopt.solver.robust import ROBUST, SAMPLES, Robust
 
 #: A solve running longer than this shows its incumbent and bound (seconds).

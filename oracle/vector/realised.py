@@ -27,14 +27,21 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from peakopt.models import Machine, Workflow
-from peakopt.oracle.base.arrays import Bools, Floats, Ints
+from peakopt.models.extras import LazyModule
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.judge.slowdown import processor_sharing
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from peakopt.oracle.base.arrays import Bools, Floats, Ints
+else:
+    # NumPy on first use: a command's --help imports this module's names, and must not pay for NumPy
+    np = LazyModule("numpy", "the oracle")
 
 
 @dataclass(frozen=True)
