@@ -16,7 +16,7 @@ from peakopt.campaign.store import Store, read_score_rows
 from peakopt.campaign.summaries import summaries
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option
-from peakopt.cli.messages import plural, quiet_option, wrote
+from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import check_by
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.score_files import load_references, read_scores, scope_pairs
@@ -31,9 +31,9 @@ from peakopt.cli.summaries import (
 )
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import Scopes
-from peakopt.evals.logs import is_eval_log, log_score_rows
+from peakopt.evals.logs import is_eval_log, log_score_rows, read_log
 from peakopt.instances import InputError
-from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
 from peakopt.models.extras import require
 from peakopt.oracle import ScoreRow, evaluate
 from peakopt.oracle.judge.references import Checked
@@ -46,18 +46,24 @@ if TYPE_CHECKING:
     from peakopt.plots.schedule_plot import Drawn
 
 
-def read_rows(path: str) -> list[ScoreRow]:
+def read_rows(path: str, strict: bool = False) -> list[ScoreRow]:
     """Score rows of a results store (SQLite, opened read-only), a scores file or an Inspect log.
 
     A scores file is what ``peakopt score -o`` writes; of an Inspect log of
-    ``peakopt/schedule``, the rows its scorer kept are read.
+    ``peakopt/schedule``, the rows its scorer kept are read. ``strict``: what would be a
+    warning about a log (incomplete, errored samples) is an error.
 
     A file named like a store (``.sqlite``, ``.db``...) or starting with SQLite's header is
     read as a store only: a damaged one is an error, never read as JSON Lines.
     """
     source = Path(path)
     if is_eval_log(source):
-        return log_score_rows(source, warn)  # says what a missing path, a directory, another log is
+
+        def refuse(message: str) -> None:
+            raise InputError(path, "", message.removeprefix(f"{path}: ") + " (--strict)")
+
+        # says what a missing path, a directory, another log is
+        return log_score_rows(source, refuse if strict else warn)
     if not source.exists():
         raise InputError(path, "", "does not exist")
     return read_score_rows(source) if is_store_path(source) else read_scores(path)
@@ -83,17 +89,25 @@ def read_rows(path: str) -> list[ScoreRow]:
     "suites",
     multiple=True,
     metavar="PATH",
-    help="SCORES.jsonl only: the inputs scored, to draw the worst cases.",
+    help="The inputs scored, to draw a scores file's worst cases (an Inspect log's task names its own "
+    "suite, used without this option).",
 )
 @click.option(
     "-r",
     "--reference",
     "reference_path",
     metavar="REFS.jsonl",
-    help="SCORES.jsonl only: reference results, to draw the optimum next to the worst cases.",
+    help="Reference results, to draw the optimum next to a scores file's worst cases (an Inspect "
+    "log's task names its own).",
 )
 @format_option
 @fail_on_option
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse (exit 1) an Inspect log that failed, holds no scores or is incomplete, instead of "
+    "skipping it (or reading what it holds) with a warning.",
+)
 @quiet_option
 def report(
     paths: tuple[str, ...],
@@ -106,6 +120,7 @@ def report(
     reference_path: str | None,
     table_format: str | None,
     fail_on: list[Threshold],
+    strict: bool,
 ) -> None:
     """Per-method statistics of stress runs (SQLite stores), scores or Inspect logs, and a leaderboard.
 
@@ -131,8 +146,11 @@ def report(
     machine, and the worst cases: Gantt charts, and the unsafe and invalid
     answers with their reasons.
 
-    A store is opened read-only and never written. --fail-on makes the command
-    exit 1 when a group of the summary crosses a threshold (for CI).
+    An Inspect log whose evaluation failed or that holds no scores is
+    skipped with one warning naming it and why (--strict: refused, and an
+    incomplete log too); a log's worst cases are drawn on the suite its task
+    names. A store is opened read-only and never written. --fail-on makes
+    the command exit 1 when a group of the summary crosses a threshold (for CI).
 
     --table-format md|latex prints the tables on stdout as Markdown or LaTeX.
 
@@ -144,7 +162,7 @@ def report(
     if out is not None:
         require("matplotlib", "report -o (the HTML report)")  # before any work
     # the rows of every input together: each row's source (method, model) says whose it is
-    read = {path: read_rows(path) for path in paths}
+    read = read_inputs(paths, strict)
     rows = [row for found_rows in read.values() for row in found_rows]
     check_by(rows, by)
     # the inputs of the drawings are read (and the references checked) before anything is printed
@@ -169,6 +187,33 @@ def report(
         out.write_text(page)
         wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")
     gate(found, fail_on)
+
+
+def read_inputs(paths: Sequence[str], strict: bool) -> dict[str, list[ScoreRow]]:
+    """The rows of each input; an Inspect log that cannot be used is skipped with a warning.
+
+    Unless ``strict``: then it is an error, as any other input that cannot be read always is.
+    When no input is left, the first log's error is raised.
+
+    Raises
+    ------
+    InputError
+        For an input that cannot be read (see above).
+    """
+    read: dict[str, list[ScoreRow]] = {}
+    skipped: list[InputError] = []
+    for path in paths:
+        try:
+            read[path] = read_rows(path, strict)
+        except InputError as exc:
+            if strict or not is_eval_log(Path(path)):
+                raise
+            skipped.append(exc)
+    if not read:
+        raise skipped[0]
+    for exc in skipped:
+        warn(f"skipped {exc.source}: {exc.rule}")
+    return read
 
 
 def drawing(
@@ -199,12 +244,34 @@ def drawing_inputs(suites: tuple[str, ...], reference_path: str | None) -> tuple
     return scopes, load_references(reference_path, scope_pairs(scopes) if scopes else [])
 
 
+def log_inputs(path: str) -> tuple[Scopes | None, Checked]:
+    """The suite and references an Inspect log's task names, to draw its worst cases (said on stderr).
+
+    None (with a warning) when the log names no suite or it cannot be read any more.
+    """
+    log = read_log(path)
+    suite, reference = log.metadata.get("suite"), log.metadata.get("reference")
+    if not isinstance(suite, str):
+        warn(f"{path}: the log names no suite: its worst cases are not drawn (give --suite)")
+        return None, {}
+    try:
+        scopes = Scopes.read([suite], None, "peak", False)
+        pairs = scope_pairs(scopes)
+        references = load_references(reference, pairs) if isinstance(reference, str) else {}
+    except PeakoptError as exc:
+        warn(f"{path}: its task's suite {suite} cannot be read ({exc}): its worst cases are not drawn")
+        return None, {}
+    note(f"{path}: drawing its worst cases on the suite its task names, {suite}")
+    return scopes, references
+
+
 def worst_drawings(
     path: str, rows: Sequence[ScoreRow], count: int, inputs: tuple[Scopes | None, Checked] | None
 ) -> list[WorstCase]:
-    """Each method's ``count`` worst cases, next to the optimum, from a store or a scores file.
+    """Each method's ``count`` worst cases, next to the optimum, from a store, a scores file or a log.
 
-    A scores file names its workflows only: without a suite in ``inputs`` there is nothing to draw.
+    A scores file names its workflows only: without a suite in ``inputs`` there is nothing to
+    draw. An Inspect log without one is drawn on the suite its task names (:func:`log_inputs`).
     """
     if count <= 0:
         return []
@@ -218,6 +285,8 @@ def worst_drawings(
         finally:
             store.close()
     scopes, references = inputs or (None, {})
+    if scopes is None and is_eval_log(Path(path)):
+        scopes, references = log_inputs(path)
     if scopes is None:
         return []
     cases = []

@@ -195,7 +195,8 @@ def read_log(path: str | Path) -> Log:
     failure = None
     if log.status == "error":
         message = log.error.message if log.error else "no message"
-        failure = f"the evaluation failed ({message.splitlines()[0][:200]})"
+        # the first line whole: a message cut short is cut mid-sentence (or mid-parenthesis)
+        failure = f"the evaluation failed ({(message.strip().splitlines() or ['no message'])[0]})"
     samples = list(log.samples)
     task = log.eval.task
     return Log(

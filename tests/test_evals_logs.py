@@ -161,3 +161,46 @@ def test_a_failed_evaluation_says_why_it_holds_no_scores(tmp_path: Path) -> None
     assert code == 1
     assert err.startswith("Error: ") and "the evaluation failed" in err and "the provider is down" in err
     assert len(err.splitlines()) == 1
+
+
+def _failing_long() -> Iterator[ModelOutput]:
+    raise RuntimeError("the provider is down (" + "upstream timed out after retrying; " * 8 + "giving up)")
+    yield
+
+
+def test_a_failed_log_beside_good_ones_is_skipped_with_one_complete_warning(
+    ran: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    suite = write_suite(tmp_path / "suite.json", ("serial",))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PEAKOPT_CACHE", str(tmp_path / "cache"))
+        (failed,) = inspect_eval(
+            schedule(suite=str(suite)),
+            model=get_model("mockllm/model", custom_outputs=_failing_long()),
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    _, good, _ = ran
+    code, out, err = run_cli("report", str(good), str(failed.location), "--json")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("Warning:")]
+    assert warnings == [
+        f"Warning: skipped {failed.location}: holds no scores: the evaluation failed "
+        "(RuntimeError('the provider is down (" + "upstream timed out after retrying; " * 8 + "giving up)'))"
+    ], err
+    assert json.loads(out.splitlines()[0])  # the good log's summary, in full
+    code, _, err = run_cli("report", str(good), str(failed.location), "--strict")
+    assert code == 1 and err.startswith("Error: ") and "the evaluation failed" in err
+
+
+def test_report_draws_a_logs_worst_cases_on_the_suite_its_task_names(
+    ran: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _, log, _ = ran
+    out = tmp_path / "report.html"
+    code, _, err = run_cli("report", str(log), "-o", str(out), "--worst", "2")
+    assert code == 0, err
+    assert "drawing its worst cases on the suite its task names" in err
+    drawn = next(line for line in err.splitlines() if line.startswith("wrote"))
+    assert "0 worst cases" not in drawn and "worst case" in drawn
+    assert "optimal" in out.read_text()  # the optimum drawn beside them, from the task's references
