@@ -211,8 +211,8 @@ def read_inputs(paths: Sequence[str], strict: bool) -> dict[str, list[ScoreRow]]
             skipped.append(exc)
     if not read:
         raise skipped[0]
-    for exc in skipped:
-        warn(f"skipped {exc.source}: {exc.rule}")
+    for error in skipped:
+        warn(f"skipped {error.source}: {error.rule}")
     return read
 
 
