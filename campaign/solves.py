@@ -20,8 +20,7 @@ from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.oracle.uncertain.scenarios import Noise
-from peakopt.solver import solve
-from peakopt.solver.robust import solve_robust
+from peakopt.solver import solve, solve_robust
 
 
 @dataclass(frozen=True)

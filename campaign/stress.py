@@ -31,9 +31,8 @@ from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.tables.score_rows import tier, with_efficiency
 from peakopt.oracle.uncertain.scenarios import Scenarios
-from peakopt.solver.heuristics import Method, parse_method
-from peakopt.solver.heuristics.identity import package_code
-from peakopt.solver.pipeline import solve
+from peakopt.solver import solve
+from peakopt.solver.heuristics import Method, package_code, parse_method
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"

@@ -18,9 +18,8 @@ from peakopt.models import Machine, Workflow
 from peakopt.oracle.uncertain.online import OnlinePolicy
 from peakopt.oracle.uncertain.policies import order_policy
 from peakopt.runtime.controller import ControllerError
-from peakopt.solver import solve
-from peakopt.solver.heuristics.online import online_policy
-from peakopt.solver.robust import solve_robust
+from peakopt.solver import solve, solve_robust
+from peakopt.solver.heuristics import online_policy
 
 #: The policies that solve a reference first (the others are method names).
 PLANNED = ("robust", "optimal")
