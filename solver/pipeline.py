@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
-from peakopt.oracle import Score, broken_pins, same_time
+from peakopt.oracle import broken_pins, same_time
 from peakopt.oracle.base.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
-from peakopt.solver.checked import judge, verified
+from peakopt.solver.checked import Verdict, judge, verified
 from peakopt.solver.conflicts import Node, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.energetic import destructive_bound
@@ -259,7 +259,7 @@ def _real(
     ticks: list[int],
     relaxed: _Relaxation | None,
     pins: Pins,
-) -> tuple[dict[str, float], Score]:
+) -> tuple[dict[str, float], Verdict]:
     """The schedule in seconds and the oracle's score of it, in real time and units.
 
     On rounded data the schedule compressed in real time

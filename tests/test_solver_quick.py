@@ -59,7 +59,7 @@ def test_each_layer_gives_a_result_the_oracle_accepts_as_a_reference(layer: str)
     # the same figures as solve()'s
     reference = solve(workflow, machine, time_limit=5, workers=1)
     assert (reference.makespan, reference.cva_floor) == (result.makespan, result.cva_floor)
-    assert (reference.workflow_hash, reference.machine_hash) == (result.workflow_hash, result.machine_hash)
+    assert result.workflow_hash is result.machine_hash is None  # a bound, kept by its scenario's key
 
 
 def test_solve_and_the_quick_optimum_share_one_oracle_check() -> None:
