@@ -57,7 +57,8 @@ def peak_memory_mb() -> float | None:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)  # bytes on macOS, else KB
 
 
-def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:
+def check_solve_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:
+    """Refuse (``ValueError``) what :func:`solve` cannot take: the limits and the backend's name."""
     if not time_limit > 0 or math.isinf(time_limit):
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if workers < 1:
@@ -154,7 +155,7 @@ def solve(
     peakopt.solver.milp.MilpTooLarge
         When the MILP backend is asked for an instance too large for it.
     """
-    _check_arguments(time_limit, workers, gap_limit, backend)
+    check_solve_arguments(time_limit, workers, gap_limit, backend)
     pins = check_pins(workflow, fixed, release)
     began = time.perf_counter()
     problem = pin(scale(workflow, machine, times=pins.times), pins, workflow.id)

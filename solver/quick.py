@@ -34,7 +34,7 @@ from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.heuristics import Problem, compile_problem
 from peakopt.solver.heuristics.portfolio import best_starts
 from peakopt.solver.pins import Pins
-from peakopt.solver.pipeline import solve
+from peakopt.solver.pipeline import check_solve_arguments, solve
 from peakopt.solver.scaling import scale
 
 #: The layers, cheapest first; a result's ``params["layer"]`` names the one that settled it.
@@ -125,9 +125,10 @@ def quick_optimum(
 
     Raises
     ------
-    ValueError, peakopt.models.PeakoptError
-        As :func:`solve` raises them (e.g. a non-positive time limit).
+    ValueError
+        On a time limit that is not a positive finite number of seconds (whichever layer settles it).
     """
+    check_solve_arguments(time_limit, 1, 0.0, "cpsat")  # whichever layer settles it
     began = time.perf_counter()
     problem = compile_problem(workflow, machine)
     claim = shortcut(problem, seed)

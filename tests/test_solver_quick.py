@@ -122,3 +122,9 @@ def test_an_unproven_claim_goes_to_the_search(monkeypatch: pytest.MonkeyPatch) -
     assert len(asked) == 1 and result.params["layer"] == "cpsat" and result.solver == "cpsat"
     assert result.status == "optimal" and result.makespan == pytest.approx(4.0)
     assert quick_optimum(CHAIN, MACHINE).params["layer"] == "shortcut" and len(asked) == 1
+
+
+@pytest.mark.parametrize("limit", [0.0, -1.0, float("inf")])
+def test_a_time_limit_solve_refuses_is_refused_whatever_the_layer(limit: float) -> None:
+    with pytest.raises(ValueError, match="time_limit must be a positive number of seconds"):
+        quick_optimum(CHAIN, MACHINE, time_limit=limit)  # the shortcut would settle it
