@@ -20,7 +20,6 @@ from peakopt.campaign.references import ReferenceStore
 from peakopt.campaign.runner import Work
 from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.oracle.uncertain.scenarios import Noise
-from peakopt.solver import solve, solve_robust
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,10 @@ def run_solve(item: SolveItem) -> SolveResult:
 
     def progress(incumbent: float | None, bound: float) -> None:
         send_to_parent((item.index, incumbent, bound))
+
+    # imported here, in the worker: the module is imported by `peakopt solve --help`, which must not
+    # pay for OR-Tools
+    from peakopt.solver import solve, solve_robust
 
     settings = dict(item.settings)
     robust = settings.pop("robust", None)

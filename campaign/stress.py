@@ -18,10 +18,9 @@ import functools
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from peakopt.campaign.executors import Executor, solve_deadline
-from peakopt.campaign.hindsight import Bound
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.noise_run import REFERENCE_ROWS, ROBUST_ROW, NoiseRun
 from peakopt.campaign.references import References, StoreReferences
@@ -31,8 +30,10 @@ from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.tables.score_rows import tier, with_efficiency
 from peakopt.oracle.uncertain.scenarios import Scenarios
-from peakopt.solver import solve
 from peakopt.solver.heuristics import Method, package_code, parse_method
+
+if TYPE_CHECKING:
+    from peakopt.campaign.hindsight import Bound
 
 #: Reason kind of a row whose method failed (raised, returned garbage, hung, crashed).
 ERROR = "error"
@@ -151,6 +152,9 @@ def row_code(method: str) -> str:
 
 def solve_reference(item: Item) -> SolveResult:
     """The reference result of an item's workflow × machine."""
+    # imported here: `report` and `stress --help` import this module and must not pay for OR-Tools
+    from peakopt.solver import solve
+
     settings = item.settings
     return solve(
         item.workflow,

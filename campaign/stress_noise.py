@@ -25,9 +25,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from peakopt.campaign.executors import Executor
-from peakopt.campaign.hindsight import Bounds, StoreBounds, perfect_information, scenario_jobs
 from peakopt.campaign.limits import describe, time_limit
 from peakopt.campaign.noise_run import ONLINE, OPTIMUM_ROW, ROBUST_ROW, NoiseRun
 from peakopt.campaign.runner import Work
@@ -50,6 +50,9 @@ from peakopt.oracle.vector.realised import RealisedScorer
 from peakopt.solver import solve_robust
 from peakopt.solver.heuristics import policy_factory
 
+if TYPE_CHECKING:
+    from peakopt.campaign.hindsight import Bounds
+
 
 def attach_bounds(
     items: Sequence[Item],
@@ -65,6 +68,9 @@ def attach_bounds(
     and written to it chunk by chunk, so a run killed meanwhile keeps them. ``progress`` is
     called with (scenarios bounded now, scenarios to bound in all) as chunks arrive.
     """
+    # imported here (the exact solver behind it): `stress --help` must not pay for OR-Tools
+    from peakopt.campaign.hindsight import StoreBounds, perfect_information, scenario_jobs
+
     drawn = [draw(item.workflow, noise.samples, seed=seed, noise=noise.noise) for item in items]
     jobs = [scenario_jobs(item.workflow, item.machine, s) for item, s in zip(items, drawn, strict=True)]
     found = perfect_information(

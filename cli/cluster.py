@@ -12,6 +12,7 @@ threads per solve; ``--workers N`` gives one hard instance more threads.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -30,7 +31,8 @@ from rich.text import Text
 
 from peakopt.campaign.executors import Executor, Where, open_executor
 from peakopt.campaign.ranges import PROCESSES
-from peakopt.cli.options import seconds_option
+from peakopt.cli.options import grouped, seconds_option
+from peakopt.models.extras import require
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,7 +93,41 @@ def where(jobs: int | None, dask_local: int | None, scheduler: str | None) -> Wh
     ]
     if len(given) > 1:
         raise click.UsageError(f"give one of {', '.join(given)}")
+    if dask_local or scheduler:
+        # the dask extra: one line before any input is read, not a traceback when the pool starts
+        require("distributed", given[0])
     return Where(jobs=jobs, dask_local=dask_local, scheduler=scheduler)
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """What to solve on, and how long and wide: the values of :func:`solve_options`."""
+
+    machines: tuple[str, ...]
+    time_limit: float
+    workers: int
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """Where the work runs: the values of :func:`executor_options`, checked by :meth:`where`."""
+
+    jobs: int | None
+    dask_local: int | None
+    scheduler: str | None
+
+    def where(self) -> Where:
+        """The executor the options name (:func:`where`); a usage error when more than one is given."""
+        return where(self.jobs, self.dask_local, self.scheduler)
+
+
+def solving_options(per: str) -> Callable[[F], F]:
+    """:func:`solve_options`, reaching the command as ``solving``, one :class:`SolveOptions`."""
+    return grouped("solving", SolveOptions, solve_options(per))
+
+
+#: :func:`executor_options`, reaching the command as ``executors``, one :class:`ExecutorOptions`.
+executors_options = grouped("executors", ExecutorOptions, executor_options)
 
 
 def start(place: Where, items: int) -> Executor:

@@ -8,10 +8,12 @@ The group they run under (one ``Error:`` line, interrupts) is in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
+from peakopt.cli.options import grouped
 from peakopt.instances import FORMATS, expand, load
 from peakopt.instances.native import merge_files
 from peakopt.instances.peakbench import CPU_CHOICES
@@ -43,6 +45,23 @@ def input_options(func: F) -> F:
     return func
 
 
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read the input files: the values of :func:`input_options`."""
+
+    fmt: str | None
+    cpu: str
+    keep_dummies: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`peakopt.instances.load`, as ``targets`` takes them."""
+        return {"format": self.fmt, "cpu": self.cpu, "keep_dummies": self.keep_dummies}
+
+
+#: :func:`input_options`, reaching the command as ``read``, one :class:`ReadOptions`.
+read_options = grouped("read", ReadOptions, input_options)
+
+
 def input_files(paths: Iterable[str]) -> list[str]:
     """The files to read: each directory replaced by its input files, in sorted order.
 
@@ -63,6 +82,17 @@ def read_inputs(paths: Iterable[str], fmt: str | None, cpu: str, keep_dummies: b
     """Load every input (every input file of a directory) and merge them into one suite."""
     return merge_files(
         (path, load(path, format=fmt, cpu=cpu, keep_dummies=keep_dummies)) for path in input_files(paths)
+    )
+
+
+def summary(*suites: Suite) -> str:
+    """``2 workflows (12 tasks), 1 machine`` for a suite (or several: machines counted once)."""
+    tasks = sum(len(w.tasks) for suite in suites for w in suite.workflows)
+    workflows = sum(len(suite.workflows) for suite in suites)
+    machines = len({(m.name, tuple(sorted(m.capacity.items()))) for suite in suites for m in suite.machines})
+    return (
+        f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
+        f"{machines} machine{'s' * (machines != 1)}"
     )
 
 

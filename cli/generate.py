@@ -11,8 +11,7 @@ from click.core import ParameterSource
 from rich.table import Table
 
 from peakopt.campaign.ranges import COUNT, COUNT_OR_NONE, PROBABILITY, SEED_MAX, Finite
-from peakopt.cli.common import input_options
-from peakopt.cli.inputs import summary
+from peakopt.cli.common import input_options, summary, warn
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
@@ -20,7 +19,7 @@ from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError, read_text, write_atomic
 from peakopt.instances.catalog import Catalog, parse_catalog
 from peakopt.instances.compact import compact_json
-from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite
+from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite, redraw_workflow
 from peakopt.instances.large import KINDS, LargeSpec, large_suite
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.prompts import SETTINGS, TASKS, plan_prompt_record, prompt_records
@@ -104,6 +103,19 @@ def _number(name: str, kind: Any, default: float, text: str) -> Callable[[F], F]
 @_number("--factor", Finite(0, 1, min_open=True), 0.5, "rcpsp: resource factor.")
 @_number("--count", COUNT, 1, "Stress: instances (seeds seed, seed+1...).")
 @click.option(
+    "--stats",
+    is_flag=True,
+    help="Solve every pair and print the floor: the share of pairs each trivial answer (every step at 0, "
+    "one at a time, ASAP) solves optimally, and the hard split's size.",
+)
+@click.option(
+    "--max-trivial",
+    type=PROBABILITY,
+    metavar="SHARE",
+    help="Redraw workflows until at most SHARE of the pairs are solved optimally by a trivial answer "
+    "(machines kept as first drawn; prints the floor). A redraw is seeded by --seed, its id and attempt.",
+)
+@click.option(
     "-o",
     "--output",
     metavar="FILE.json|DIR",
@@ -128,6 +140,10 @@ def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **opt
             raise click.UsageError(f"--{given[0]} needs --tasks (it shapes stress instances)")
         _suite_mode(output, options)
     else:
+        for name in ("stats", "max_trivial"):
+            if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE:
+                flag = "--" + name.replace("_", "-")
+                raise click.UsageError(f"{flag} is for suites: it does not go with --tasks")
         _stress_mode(output, tasks, options)
 
 
@@ -143,11 +159,38 @@ def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
         raise click.UsageError("--easy, --medium and --hard are all 0: nothing to generate")
     out = _claim(output, options["catalog_path"])
     spec = SuiteSpec(int(options["seed"]), counts, options["piecewise"], options["noise"], options["varies"])
-    suite = generate_suite(spec, _catalog(options["catalog_path"]))
+    catalog = _catalog(options["catalog_path"])
+    suite = generate_suite(spec, catalog)
+    found = None
+    if options["max_trivial"] is not None or options["stats"]:
+        suite, found = _floor(suite, spec, catalog, options["max_trivial"])
     target = _emit(suite, out, SUITE_FILE.removesuffix(".json"))
     console().print(_machines_table(suite))
+    if found is not None:
+        for line in found:
+            note(line)
     if target is not None:
         wrote(target, summary(suite))
+
+
+def _floor(
+    suite: Suite, spec: SuiteSpec, catalog: Catalog | None, most: float | None
+) -> tuple[Suite, list[str]]:
+    """The suite (redrawn to keep its trivial share at most ``most``, if given) and its floor's lines."""
+    # here: the floor solves every pair (OR-Tools), which a plain generate never needs
+    from peakopt.campaign.floor import describe, redraw_trivial, solved_references, suite_floor
+
+    if most is None:
+        return suite, describe(suite_floor(suite, solved_references(suite)))
+    made = redraw_trivial(suite, most, redraw=lambda w, k: redraw_workflow(w, k, spec, catalog))
+    note(f"redrew {plural(made.redrawn, 'workflow')} to keep the trivial share at most {most:g}")
+    if not made.reached:
+        share = made.floor.trivial / made.floor.pairs
+        warn(
+            f"the trivial share stayed at {share:.3f}, above {most:g}: "
+            "a machine that every workflow of a tier fits makes ASAP optimal there"
+        )
+    return made.suite, describe(made.floor)
 
 
 def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> None:

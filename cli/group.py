@@ -46,9 +46,15 @@ class Group(click.Group):
             # imported only once something failed: a command's --help comes through here, and
             # must not load pydantic (peakopt.models) to print its options
             from peakopt.models import PeakoptError
+            from peakopt.models.extras import MissingExtra, missing_extra
 
             if isinstance(exc, PeakoptError):
                 raise click.ClickException(str(exc)) from None
+            extra = missing_extra(exc) if isinstance(exc, ImportError) else None
+            if extra is not None:
+                # an optional library imported where no require() names what needs it: the command
+                what = " ".join(filter(None, [ctx.command_path, ctx.invoked_subcommand]))
+                raise click.ClickException(str(MissingExtra(what, extra))) from None
             if not isinstance(exc, OSError) or exc.errno == errno.EPIPE:
                 raise  # EPIPE: stdout's reader went away, click ends quietly
             # a disk that fills up, a file that vanishes: still one line

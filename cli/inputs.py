@@ -8,7 +8,7 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from peakopt.cli.common import input_files, input_options, read_inputs, unconstrained, warn
+from peakopt.cli.common import input_files, input_options, read_inputs, summary, unconstrained, warn
 from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.instances import WRITE_FORMATS, InputError, load, render
@@ -25,27 +25,26 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 }
 
 
-def summary(*suites: Suite) -> str:
-    """``2 workflows (12 tasks), 1 machine`` for a suite (or several: machines counted once)."""
-    tasks = sum(len(w.tasks) for suite in suites for w in suite.workflows)
-    workflows = sum(len(suite.workflows) for suite in suites)
-    machines = len({(m.name, tuple(sorted(m.capacity.items()))) for suite in suites for m in suite.machines})
-    return (
-        f"{workflows} workflow{'s' * (workflows != 1)} ({tasks} task{'s' * (tasks != 1)}), "
-        f"{machines} machine{'s' * (machines != 1)}"
-    )
-
-
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @input_options
 @click.option("--json", "as_json", is_flag=True, help="Print one record per file on stdout (JSON Lines).")
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="Also solve every workflow x machine and print the floor: the share of pairs each trivial "
+    "answer (every step at 0, one at a time, ASAP) solves optimally, and the hard split's size.",
+)
 @quiet_option
-def validate(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bool, as_json: bool) -> None:
+def validate(
+    paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bool, as_json: bool, stats: bool
+) -> None:
     """Check input files: one line per file, OK with counts or the error.
 
     A directory means every input file in it (.json, .jsonl, .ndjson, .sm,
-    .rcp), in sorted order. Exits 1 when any file is bad.
+    .rcp), in sorted order. Exits 1 when any file is bad. With --stats, each
+    good file with machines also gets its floor (a solve of every pair: 10 s
+    at most each).
 
     Example: peakopt validate bundled:refund ../shared/psplib/j30/
     """
@@ -73,21 +72,50 @@ def validate(paths: tuple[str, ...], fmt: str | None, cpu: str, keep_dummies: bo
                 "machines": [m.name for m in suite.machines],
                 "warnings": notes,
             }
+            if stats and suite.machines:
+                record["floor"] = _floor(suite)
             _report(record, as_json, summary(suite))
     if failed:
         raise SystemExit(1)
 
 
+def _floor(suite: Suite) -> dict[str, Any]:
+    """The floor of every pair of ``suite``, as ``validate --json`` records it."""
+    # here: the solver and the oracle's tables are for --stats only
+    from peakopt.campaign.floor import describe, solved_references, suite_floor
+
+    found = suite_floor(suite, solved_references(suite))
+    return {
+        "pairs": found.pairs,
+        "trivial": found.trivial,
+        "hard": len(found.hard),
+        "answers": {
+            line.answer: {"optimal": line.optimal, "safe": line.safe, "efficiency": line.efficiency}
+            for line in found.lines
+        },
+        "lines": describe(found),
+    }
+
+
 def _report(record: dict[str, Any], as_json: bool, counts: str = "") -> None:
     """One file's line: a JSON record on stdout, or OK on stdout / Error on stderr."""
     if as_json:
-        click.echo(json.dumps(record))
+        click.echo(json.dumps({k: v for k, v in record.items() if k != "floor"} | _floor_record(record)))
     elif not record["ok"]:
         click.echo(f"Error: {record['error']}", err=True)
     else:
         click.echo(f"OK {record['path']}: {counts}")
+        for line in record.get("floor", {}).get("lines", []):
+            click.echo(f"  {line}")
         for note in record["warnings"]:
             warn(f"{record['path']}: {note}")
+
+
+def _floor_record(record: dict[str, Any]) -> dict[str, Any]:
+    """The floor of a ``--json`` record, without its text lines."""
+    if "floor" not in record:
+        return {}
+    return {"floor": {k: v for k, v in record["floor"].items() if k != "lines"}}
 
 
 @click.command()

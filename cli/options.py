@@ -10,8 +10,10 @@ The ranges, and why, are in :mod:`peakopt.campaign.ranges`.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -31,6 +33,39 @@ def seed_option(help_text: str, name: str = "--seed") -> Callable[[F], F]:
 def seconds_option(name: str, default: float, help_text: str) -> Callable[[F], F]:
     """A time limit option in seconds, in :data:`SECONDS`'s range."""
     return click.option(name, type=SECONDS, default=default, show_default=True, help=help_text)
+
+
+def grouped(name: str, kind: type[Any], *options: Callable[[Any], Any]) -> Callable[[F], F]:
+    """Options that reach the command as one frozen dataclass ``kind``, its parameter ``name``.
+
+    A command with many options takes a few groups instead of one parameter each (no function of
+    the command line takes more than a dozen). ``options`` are click option decorators (or other
+    groups: a group nests) listed as they would be stacked, so ``--help`` lists them in that
+    order, at the place of the group: option names, defaults, help and checks are theirs,
+    unchanged. The values whose names are ``kind``'s fields are taken out of the callback's
+    keyword arguments and handed over as ``kind(**values)``.
+
+    Examples
+    --------
+    ``@grouped("read", ReadOptions, input_options)`` gives the command ``read: ReadOptions``
+    in place of ``fmt``, ``cpu`` and ``keep_dummies``.
+    """
+    names = [field.name for field in dataclasses.fields(kind)]
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def callback(*args: Any, **kwargs: Any) -> Any:
+            kwargs[name] = kind(**{field: kwargs.pop(field) for field in names})
+            return func(*args, **kwargs)
+
+        # functools.wraps shares the options declared below the group: a list of the callback's own
+        vars(callback)["__click_params__"] = list(getattr(func, "__click_params__", []))
+        decorated: Callable[..., Any] = callback
+        for option in reversed(options):  # as stacked: the last one listed is applied first
+            decorated = option(decorated)
+        return cast(F, decorated)
+
+    return decorate
 
 
 class Renamed(click.Option):

@@ -12,14 +12,13 @@ from peakopt.cli.common import input_options, warn
 from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.options import Renamed, seed_option, split_names
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score import answer_records, load_references
+from peakopt.cli.score_files import answer_records, load_references
 from peakopt.cli.targets import choose, targets
 from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
+from peakopt.models.extras import require
 from peakopt.oracle import evaluate
 from peakopt.oracle.judge.evaluate import with_reference
 from peakopt.oracle.tables.score_rows import score_record
-from peakopt.plots.schedule_plot import PICTURE_SUFFIXES, Drawn, figure, save_figure
-from peakopt.solver import solve
 from peakopt.solver.heuristics import MethodError, run
 
 #: Where the schedules to draw are kept, in the order their options first appear.
@@ -67,6 +66,8 @@ def optimum(
     """The reference result: from the references file if it has a schedule, else solved now."""
     if reference is not None and reference.starts is not None:
         return reference
+    from peakopt.solver import solve  # OR-Tools: not for `plot --help`
+
     return solve(workflow, machine, **settings)
 
 
@@ -184,6 +185,10 @@ def plot(
 
     Example: peakopt plot bundled:refund --method asap --optimal -o refund.png
     """
+    # matplotlib is the plot extra, imported only here: `plot --help` does not need it
+    require("matplotlib", "peakopt plot")
+    from peakopt.plots.schedule_plot import PICTURE_SUFFIXES, Drawn, figure, save_figure
+
     if Path(output).suffix.lower() not in PICTURE_SUFFIXES:
         raise click.BadParameter("write a .png, .svg or .pdf file", param_hint="'-o'")
     inputs = [*paths, *machines, *options["schedules"], *([reference_path] if reference_path else [])]

@@ -11,6 +11,7 @@ from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.instances.native import pretty_json
 from peakopt.models import Task
+from peakopt.models.extras import require
 from peakopt.runtime.fill import filled, find_step, read_document
 from peakopt.runtime.measurement import ACCOUNTINGS
 from peakopt.runtime.profile import INTERVAL, profile_command
@@ -92,6 +93,7 @@ def profile(
 
     Example: peakopt profile --runs 3 --id fraud_score -- python fraud.py
     """
+    require("psutil", "peakopt profile")  # the runtime extra: one line now, not a traceback later
     if (workflow_file is None) != (step is None):
         raise click.UsageError("--workflow and --step go together: --workflow FILE --step ID")
     if workflow_file is not None and (output is not None or task_id is not None):

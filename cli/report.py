@@ -2,112 +2,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
 from peakopt.campaign.export import worst_cases
-from peakopt.campaign.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
+from peakopt.campaign.gates import Threshold
 from peakopt.campaign.ranges import COUNT_OR_NONE
 from peakopt.campaign.storage import is_store_path
 from peakopt.campaign.store import Store, read_score_rows
-from peakopt.campaign.stress import ERROR
+from peakopt.campaign.summaries import summaries
 from peakopt.cli.common import warn
-from peakopt.cli.exports import check_export, format_option, show_tables
-from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import by_option, check_by
+from peakopt.cli.exports import check_export, format_option
+from peakopt.cli.messages import plural, quiet_option, wrote
+from peakopt.cli.options import check_by
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score import load_references, read_scores, scope_pairs
-from peakopt.cli.tables import (
-    board_json,
-    board_tables,
-    check_formats,
-    emit,
-    format_options,
-    monte_carlo_table,
-    stacked,
+from peakopt.cli.score_files import load_references, read_scores, scope_pairs
+from peakopt.cli.summaries import (
+    BY_FIELDS,
+    by_sources,
+    fail_on_option,
+    gate,
+    report_columns,
+    show_summaries,
+    summary_options,
 )
+from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows
 from peakopt.instances import InputError
-from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
-from peakopt.oracle import ScoreRow, aggregate, evaluate
+from peakopt.models import Machine, Schedule, SolveResult, Workflow
+from peakopt.models.extras import require
+from peakopt.oracle import ScoreRow, evaluate
 from peakopt.oracle.judge.references import Checked
-from peakopt.oracle.tables.aggregate import ScoreSummary, group_rows
-from peakopt.oracle.tables.leaderboard import Board, board
-from peakopt.oracle.tables.pairs import with_settings
-from peakopt.plots.columns import Column, summary_columns, unranked_note
+from peakopt.oracle.tables.aggregate import group_rows
+from peakopt.oracle.tables.leaderboard import board
 from peakopt.plots.worst import case_title, pick_worst
 
 if TYPE_CHECKING:
     from peakopt.plots.html import WorstCase
     from peakopt.plots.schedule_plot import Drawn
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-#: Error reasons listed under the summary; the store's ``error`` column has them all.
-REASONS_SHOWN = 10
-
-#: --by fields (``method`` is accepted for ``source``, the method that made a row).
-BY_FIELDS = ("source", "setting", "tier", "machine", "workflow")
-
-
-class MethodSummary(ScoreSummary):
-    """:class:`~peakopt.oracle.tables.aggregate.ScoreSummary` and the count of failed runs (``error``)."""
-
-    errors: int
-
-
-def summaries(rows: Sequence[ScoreRow], by: Sequence[str] = ("source",)) -> list[MethodSummary]:
-    """Aggregates per group (``by`` of :data:`BY_FIELDS`), by :func:`peakopt.oracle.aggregate`.
-
-    Rows judged under different settings (prompt setting, noise, samples, execution) are never
-    merged: every setting they differ in is grouped by too
-    (:func:`~peakopt.oracle.tables.pairs.with_settings`).
-    """
-    return [
-        MethodSummary(**summary.model_dump(), errors=summary.invalid_reasons.get(ERROR, 0))
-        for summary in aggregate(rows, with_settings(rows, by), intervals=True)
-    ]
-
-
-def report_table(found: Sequence[MethodSummary], title: str) -> Table:
-    """Per group: failed runs, then the summary columns of :mod:`peakopt.plots.columns`."""
-    table = Table(title=title, title_justify="left")
-    names = list(found[0].group) if found else ["source"]
-    columns = report_columns()
-    for name in names:
-        # a group's name is never cut to fit a narrow terminal: the figures wrap instead
-        shown = [len(str(s.group.get(name) or "-")) for s in found]
-        table.add_column(name, no_wrap=True, min_width=max([len(name), *shown]))
-    for header, _ in columns:
-        table.add_column(header, justify="right")
-    for s in found:
-        groups = (str(v) if v is not None else "-" for v in s.group.values())
-        table.add_row(*groups, *(stacked(cell(s)) for _, cell in columns))
-    return table
-
-
-def report_columns() -> list[Column]:
-    """The summary columns of the report's terminal table and of its HTML page: one list for both."""
-    return summary_columns(gaps=True, failed=ERROR)
-
-
-def by_sources(help_text: str) -> Callable[[F], F]:
-    """``--by``: the summary per source (the method), and also per these fields of :data:`BY_FIELDS`."""
-    return by_option(BY_FIELDS, help_text, first="source")
-
-
-def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[Threshold]:
-    """``--fail-on`` conditions (see :mod:`peakopt.campaign.gates`); a usage error when one is malformed."""
-    fields = summary_fields(MethodSummary)
-    try:
-        return [Threshold.parse(text, fields) for text in value]
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
 
 
 def read_rows(path: str) -> list[ScoreRow]:
@@ -125,91 +61,6 @@ def read_rows(path: str) -> list[ScoreRow]:
     if not source.exists():
         raise InputError(path, "", "does not exist")
     return read_score_rows(source) if is_store_path(source) else read_scores(path)
-
-
-def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
-    """The failed runs' reasons per method, with their counts (None when nothing failed)."""
-    reasons = error_reasons(rows)
-    if not reasons:
-        return None
-    more = len(reasons) - REASONS_SHOWN
-    caption = f"and {more} other reasons (the store's results.error column)" if more > 0 else None
-    table = Table(title="errors", title_justify="left", caption=caption, caption_justify="left")
-    for column in ("source", "rows", "reason"):
-        table.add_column(column, justify="right" if column == "rows" else "left")
-    for method, reason, count in reasons[:REASONS_SHOWN]:
-        table.add_row(method, str(count), reason)
-    return table
-
-
-def summary_options(func: F) -> F:
-    """``--json`` and ``--csv`` of the per-method summary (``report`` and ``stress``)."""
-    return format_options("the summaries", stream=False)(func)
-
-
-def show_summaries(
-    found: Sequence[MethodSummary],
-    as_json: bool,
-    as_csv: bool,
-    title: str,
-    rows: Sequence[ScoreRow] = (),
-    table_format: str | None = None,
-    ranked: Board | None = None,
-) -> None:
-    """The tables on stderr (or stdout in ``table_format``); the summaries as JSON or CSV on stdout.
-
-    With a leaderboard ``ranked`` of two sources or more, its tables come first
-    and ``--json`` prints it as a second document, on the line after the summaries.
-    """
-    emit(found, as_json, as_csv, stream=False)
-    tables = board_tables(ranked) if ranked is not None else []
-    missing = unranked_note(ranked) if ranked is not None else None
-    if missing:
-        note(missing)  # a leaderboard is never left out, nor a source from it, without a word
-    if as_json and ranked is not None:
-        click.echo(board_json(ranked), nl=False)
-    reasons = errors_table(rows)
-    # rows scored under sampled scenarios (score --samples) also get their Monte Carlo figures
-    sampled = [monte_carlo_table(found, "Monte Carlo")] if any(s.monte_carlo for s in found) else []
-    show_tables(
-        table_format, [*tables, report_table(found, title), *sampled, *([reasons] if reasons else [])]
-    )
-
-
-def gate(
-    found: Sequence[MethodSummary], thresholds: Sequence[Threshold], rows: Sequence[ScoreRow] = ()
-) -> None:
-    """Fail (one ``Error:`` line, exit 1) when every row failed or a group crosses a threshold.
-
-    Parameters
-    ----------
-    found
-        The summaries printed.
-    thresholds
-        ``--fail-on`` conditions.
-    rows
-        The rows of a run, checked for all failed (``peakopt report`` passes none: it reads
-        rows, it does not run them).
-    """
-    failed = all_failed(rows)
-    if failed:
-        raise PeakoptError(failed)
-    crossed = crossings(thresholds, found, lambda s: ", ".join(f"{k} {v}" for k, v in s.group.items()))
-    if crossed:
-        raise PeakoptError(f"--fail-on: {crossed}")
-
-
-def fail_on_option(func: F) -> F:
-    """``--fail-on FIELD OP NUMBER[%]``, repeatable (see :mod:`peakopt.campaign.gates`)."""
-    return click.option(
-        "--fail-on",
-        multiple=True,
-        callback=parse_fail_on,
-        metavar="FIELD>N[%]",
-        help="Exit 1 when a group of the summary crosses this threshold, e.g. 'gap_mean>5%', "
-        "'safe_rate<100%', 'errors>0' (repeatable; fields: the --json numbers, joined by _; "
-        "a group without the figure fails).",
-    )(func)
 
 
 @click.command("report")
@@ -290,6 +141,8 @@ def report(
     check_formats(as_json, as_csv)
     check_export(table_format, as_json, as_csv)
     out = claim(output, [*paths, *suites, *([reference_path] if reference_path else [])])
+    if out is not None:
+        require("matplotlib", "report -o (the HTML report)")  # before any work
     # the rows of every input together: each row's source (method, model) says whose it is
     read = {path: read_rows(path) for path in paths}
     rows = [row for found_rows in read.values() for row in found_rows]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from peakopt.campaign.ranges import SECONDS, Finite
-from peakopt.cli.common import input_options, warn
+from peakopt.cli.common import ReadOptions, read_options, warn
 from peakopt.cli.group import run_interruptible
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import seconds_option, seed_option
+from peakopt.cli.options import grouped, seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.models import PeakoptError
+from peakopt.models.extras import require
 from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.limits import LIMIT_ENV
@@ -44,6 +47,96 @@ def write_spans(trace: Trace, target: str, out: Output | None) -> None:
     with out.replacing() as temp:
         count = export_trace(trace, temp)
     wrote(target, plural(count, "span"))
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """``--measure``, ``--interval``, ``--cgroup-memory``, ``--limit-memory``: what is measured and held."""
+
+    measure: bool
+    interval: float
+    cgroup_memory: bool
+    limit_memory: bool
+
+
+@dataclass(frozen=True)
+class PlanningOptions:
+    """``--time-limit``, ``--replan``, ``--replan-limit``, ``--replan-threshold``, ``--seed``: the plans."""
+
+    time_limit: float
+    replan: bool
+    replan_limit: float
+    replan_threshold: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class TraceOutputs:
+    """``-o``, ``--json`` and ``--otlp-out``: where the trace goes."""
+
+    output: str | None
+    as_json: bool
+    otlp_out: str | None
+
+
+#: ``--measure`` ... ``--limit-memory``, reaching the command as ``measuring``, one :class:`MeasureOptions`.
+measure_options = grouped(
+    "measuring",
+    MeasureOptions,
+    click.option("--measure", is_flag=True, help="Sample each step's process tree and record its usage."),
+    click.option(
+        "--interval", type=SECONDS, default=0.1, show_default=True, help="Sampling interval of --measure (s)."
+    ),
+    click.option(
+        "--cgroup-memory",
+        is_flag=True,
+        help="Lower the machine's memory_mb capacity to this process's cgroup memory limit (v2 memory.max, "
+        "v1 memory.limit_in_bytes, the ancestors' included) where that is lower.",
+    ),
+    click.option(
+        "--limit-memory",
+        is_flag=True,
+        help="Kill a step that uses more memory than it declares: each command step with a memory_mb runs "
+        "in a cgroup of its own limited to it (v2 memory.max, v1 memory.limit_in_bytes), or under RLIMIT_AS "
+        f"where cgroups cannot be used (or {LIMIT_ENV}=rlimit).",
+    ),
+)
+
+#: ``--time-limit`` ... ``--seed``, reaching the command as ``planning``, one :class:`PlanningOptions`.
+planning_options = grouped(
+    "planning",
+    PlanningOptions,
+    seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s)."),
+    click.option(
+        "--replan",
+        is_flag=True,
+        help="When a step runs longer than declared (past --replan-threshold), re-plan the rest around "
+        "what has run and go on in the new plan's order.",
+    ),
+    seconds_option("--replan-limit", REPLAN_LIMIT, "Solver time limit of each re-plan (s)."),
+    click.option(
+        "--replan-threshold",
+        type=Finite(0, 1e6),
+        default=THRESHOLD,
+        show_default=True,
+        help=f"Re-plan once a step has run (1 + this) × its planned duration, plus {REPLAN_GRACE:g} s.",
+    ),
+    seed_option("Seed of the policy (seeded methods, the solver)."),
+)
+
+#: ``-o``, ``--json`` and ``--otlp-out``, reaching the command as ``writing``, one :class:`TraceOutputs`.
+trace_outputs = grouped(
+    "writing",
+    TraceOutputs,
+    click.option("-o", "--output", metavar="FILE", help=f"Write the trace (JSON). {REPLACES}"),
+    click.option("--json", "as_json", is_flag=True, help="Print the trace on stdout."),
+    click.option(
+        "--otlp-out",
+        metavar="FILE|URL",
+        help="Also write the trace as OpenTelemetry spans (one per step; peakopt score reads them): to an "
+        f"OTLP JSON file, or to an OTLP/HTTP collector (http://host:4318). Needs the otel extra. {REPLACES}",
+    ),
+)
 
 
 @click.command("run")
@@ -79,48 +172,10 @@ def write_spans(trace: Trace, target: str, out: Output | None) -> None:
 @click.option(
     "--no-guard", is_flag=True, help="Trust the policy: start what it picks even when it does not fit."
 )
-@click.option("--measure", is_flag=True, help="Sample each step's process tree and record its usage.")
-@click.option(
-    "--interval", type=SECONDS, default=0.1, show_default=True, help="Sampling interval of --measure (s)."
-)
-@click.option(
-    "--cgroup-memory",
-    is_flag=True,
-    help="Lower the machine's memory_mb capacity to this process's cgroup memory limit (v2 memory.max, "
-    "v1 memory.limit_in_bytes, the ancestors' included) where that is lower.",
-)
-@click.option(
-    "--limit-memory",
-    is_flag=True,
-    help="Kill a step that uses more memory than it declares: each command step with a memory_mb runs "
-    "in a cgroup of its own limited to it (v2 memory.max, v1 memory.limit_in_bytes), or under RLIMIT_AS "
-    f"where cgroups cannot be used (or {LIMIT_ENV}=rlimit).",
-)
-@seconds_option("--time-limit", 10.0, "Solver time limit of the robust and optimal policies (s).")
-@click.option(
-    "--replan",
-    is_flag=True,
-    help="When a step runs longer than declared (past --replan-threshold), re-plan the rest around "
-    "what has run and go on in the new plan's order.",
-)
-@seconds_option("--replan-limit", REPLAN_LIMIT, "Solver time limit of each re-plan (s).")
-@click.option(
-    "--replan-threshold",
-    type=Finite(0, 1e6),
-    default=THRESHOLD,
-    show_default=True,
-    help=f"Re-plan once a step has run (1 + this) × its planned duration, plus {REPLAN_GRACE:g} s.",
-)
-@seed_option("Seed of the policy (seeded methods, the solver).")
-@click.option("-o", "--output", metavar="FILE", help=f"Write the trace (JSON). {REPLACES}")
-@click.option("--json", "as_json", is_flag=True, help="Print the trace on stdout.")
-@click.option(
-    "--otlp-out",
-    metavar="FILE|URL",
-    help="Also write the trace as OpenTelemetry spans (one per step; peakopt score reads them): to an "
-    f"OTLP JSON file, or to an OTLP/HTTP collector (http://host:4318). Needs the otel extra. {REPLACES}",
-)
-@input_options
+@measure_options
+@planning_options
+@trace_outputs
+@read_options
 @quiet_option
 def run_command(
     paths: tuple[str, ...],
@@ -130,21 +185,10 @@ def run_command(
     given: tuple[str, ...],
     on_failure: str,
     no_guard: bool,
-    measure: bool,
-    interval: float,
-    cgroup_memory: bool,
-    limit_memory: bool,
-    time_limit: float,
-    replan: bool,
-    replan_limit: float,
-    replan_threshold: float,
-    seed: int,
-    output: str | None,
-    as_json: bool,
-    otlp_out: str | None,
-    fmt: str | None,
-    cpu: str,
-    keep_dummies: bool,
+    measuring: MeasureOptions,
+    planning: PlanningOptions,
+    writing: TraceOutputs,
+    read: ReadOptions,
 ) -> None:
     """Run a workflow's shell commands on this machine under a machine's capacities.
 
@@ -165,13 +209,14 @@ def run_command(
 
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
+    require("psutil", "peakopt run")  # the runtime extra: one line now, not a traceback later
+    output, otlp_out, seed = writing.output, writing.otlp_out, planning.seed
     out = claim(output, paths)
     spans_out = None if otlp_out is None or is_url(otlp_out) else claim(otlp_out, paths, option="--otlp-out")
     if otlp_out is not None:
         require_sdk()
-    read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
-    workflow, machine = choose(targets(paths, machine_refs, read), workflow_id)
-    if cgroup_memory:
+    workflow, machine = choose(targets(paths, machine_refs, read.as_dict()), workflow_id)
+    if measuring.cgroup_memory:
         machine, how = within_limit(machine, memory_limit())
         note(how)
     steps = given_commands(given)
@@ -182,7 +227,7 @@ def run_command(
         )
     steps = commands(workflow, steps)  # a step without a command fails before any solve
     try:
-        chosen = named_policy(policy, workflow, machine, seed=seed, time_limit=time_limit)
+        chosen = named_policy(policy, workflow, machine, seed=seed, time_limit=planning.time_limit)
     except MethodError as exc:
         raise click.BadParameter(f"{exc}; or robust, optimal", param_hint="'--policy'") from None
     controller = Controller(
@@ -193,19 +238,19 @@ def run_command(
         name=policy,
         guard=not no_guard,
         on_failure=on_failure,  # type: ignore[arg-type]
-        measure=measure,
-        interval=interval,
+        measure=measuring.measure,
+        interval=measuring.interval,
         progress=note,
         warn=warn,
-        limit_memory="auto" if limit_memory else None,
-        replan=Replan(replan_threshold, replan_limit, seed) if replan else None,
+        limit_memory="auto" if measuring.limit_memory else None,
+        replan=Replan(planning.replan_threshold, planning.replan_limit, seed) if planning.replan else None,
     )
     trace = run_interruptible(controller.run())
     text = trace_json(trace)
     if out is not None:
         out.write_text(text)
         wrote(output, f"trace of {plural(len(trace.steps), 'step')}")
-    if as_json:
+    if writing.as_json:
         click.echo(text, nl=False)
     note(verdict_line(trace))
     if otlp_out is not None:

@@ -12,6 +12,7 @@ import click
 
 from peakopt.cli.common import input_files, warn
 from peakopt.cli.messages import note, plural
+from peakopt.cli.options import grouped
 from peakopt.cli.targets import agreed
 from peakopt.instances import BUNDLED_PREFIX
 from peakopt.instances.machine_files import load_machines
@@ -104,6 +105,19 @@ def machine_for(ref: str | None, suites: Sequence[Suite]) -> Machine | None:
             param_hint="'--machine'",
         )
     return found[0]
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """The values of :func:`run_options`: how run records (traces) are scored."""
+
+    demand: str
+    machine_ref: str | None
+    trace_id: str | None
+
+
+#: :func:`run_options`, reaching the command as ``traces``, one :class:`TraceOptions`.
+traces_group = grouped("traces", TraceOptions, run_options)
 
 
 def score_runs(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
 from peakopt.campaign.ranges import COUNT, SECONDS, Finite
 from peakopt.cli.common import warn
-from peakopt.cli.options import seed_option
+from peakopt.cli.options import grouped, seed_option
 from peakopt.oracle.answers.replay import MODES
 from peakopt.oracle.uncertain.simulate import EXECUTIONS
 
@@ -86,6 +87,23 @@ def sampling_options(func: F) -> F:
         "predecessors end), order (its order as priorities under resource admission), pos (its "
         "dependencies plus resource-flow edges), or module:function (an online policy factory).",
     )(func)
+
+
+@dataclass(frozen=True)
+class SamplingOptions:
+    """The values of :func:`sampling_options`: how a plan runs, and over which scenarios."""
+
+    execute: str
+    replay: str | None
+    samples: int | None
+    noise: float | None
+    noise_demand: float | None
+    seed: int
+    bound_limit: float | None
+
+
+#: :func:`sampling_options`, reaching the command as ``sample``, one :class:`SamplingOptions`.
+sampling_group = grouped("sample", SamplingOptions, sampling_options)
 
 
 def execution(ctx: click.Context, execute: str, replay: str | None) -> str:

@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import click
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from peakopt.cli.cluster import progress_bar
-from peakopt.cli.common import harden, input_options, soft_as_hard_option, warn, warn_unconstrained
+from peakopt.cli.common import (
+    ReadOptions,
+    harden,
+    read_options,
+    soft_as_hard_option,
+    warn,
+    warn_unconstrained,
+)
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
-from peakopt.cli.options import by_option, check_by
+from peakopt.cli.options import by_option, check_by, grouped
 from peakopt.cli.outputs import REPLACES, Output, claim
-from peakopt.cli.runs import RunInputs, machine_for, run_options, score_runs
-from peakopt.cli.sampling import BOUND_LIMIT, RUN_LIMIT, check_sampling, execution, sampling_options
+from peakopt.cli.runs import RunInputs, TraceOptions, machine_for, score_runs, traces_group
+from peakopt.cli.sampling import (
+    BOUND_LIMIT,
+    RUN_LIMIT,
+    SamplingOptions,
+    check_sampling,
+    execution,
+    sampling_group,
+)
+from peakopt.cli.score_files import answer_records, load_references, read_scores, scope_pairs
 from peakopt.cli.tables import (
     check_formats,
     correlation_table,
@@ -27,16 +43,14 @@ from peakopt.cli.tables import (
     score_table,
 )
 from peakopt.cli.targets import Scopes
-from peakopt.evals.logs import is_eval_log, log_records
-from peakopt.instances import InputError
 from peakopt.instances.native import to_jsonl
-from peakopt.instances.records import Record, read_records, reference_lines
+from peakopt.instances.records import Record
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.answers.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
-from peakopt.oracle.judge.references import Checked, check_references
+from peakopt.oracle.judge.references import Checked
 from peakopt.oracle.tables.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
 from peakopt.oracle.tables.pairs import with_settings
-from peakopt.oracle.tables.rows import PlanRow, ScoreRow, not_a_row
+from peakopt.oracle.tables.rows import PlanRow, ScoreRow
 from peakopt.oracle.tables.sampled import REPLAYED, Sampler, Sampling, score_sampled
 from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
 from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
@@ -65,19 +79,31 @@ def outputs(func: F) -> F:
     return format_options("the per-record scores", stream=True)(func)
 
 
-def _claim(
-    output: str | None, as_json: bool, as_csv: bool, table_format: str | None, inputs: Sequence[str | None]
-) -> Output | None:
+@dataclass(frozen=True)
+class OutputOptions:
+    """The values of :func:`outputs`: where the scores and the tables go."""
+
+    as_json: bool
+    as_csv: bool
+    output: str | None
+    table_format: str | None
+
+
+#: :func:`outputs`, reaching the command as ``writing``, one :class:`OutputOptions`.
+output_group = grouped("writing", OutputOptions, outputs)
+
+
+def _claim(writing: OutputOptions, inputs: Sequence[str | None]) -> Output | None:
     """Check the output options, and the -o file, before any work."""
-    check_formats(as_json, as_csv)
-    check_export(table_format, as_json, as_csv)
-    return claim(output, [i for i in inputs if i])
+    check_formats(writing.as_json, writing.as_csv)
+    check_export(writing.table_format, writing.as_json, writing.as_csv)
+    return claim(writing.output, [i for i in inputs if i])
 
 
-def _emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, out: Output | None) -> None:
+def _emit(rows: Sequence[BaseModel], writing: OutputOptions, out: Output | None) -> None:
     if out is not None:
         out.write_text(to_jsonl(dump_rows(rows)))
-    emit(rows, as_json, as_csv, stream=True)
+    emit(rows, writing.as_json, writing.as_csv, stream=True)
 
 
 def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> None:
@@ -91,7 +117,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
 
 @click.command()
 @click.argument("suite_paths", metavar="SUITE|TRACE...", nargs=-1, required=True)
-@input_options
+@read_options
 @click.option(
     "-s",
     "--schedules",
@@ -105,7 +131,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     metavar="REFS.jsonl",
     help="JSON Lines of reference results (peakopt solve -o) for the gaps.",
 )
-@sampling_options
+@sampling_group
 @click.option(
     "--delay-from",
     type=click.Choice(DELAY_FROM),
@@ -120,38 +146,25 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     show_default=True,
     help="Missing steps make a record invalid, or start as soon as ready (asap).",
 )
-@run_options
+@traces_group
 @soft_as_hard_option
 @grouping(GROUP_KEYS)
-@outputs
+@output_group
 @click.pass_context
 def score(
     ctx: click.Context,
     /,
     suite_paths: tuple[str, ...],
-    fmt: str | None,
-    cpu: str,
-    keep_dummies: bool,
+    read: ReadOptions,
     schedules: str | None,
     reference: str | None,
-    execute: str,
-    replay: str | None,
-    samples: int | None,
-    noise: float | None,
-    noise_demand: float | None,
-    seed: int,
-    bound_limit: float | None,
+    sample: SamplingOptions,
     delay_from: str,
     missing: str,
-    demand: str,
-    machine_ref: str | None,
-    trace_id: str | None,
+    traces: TraceOptions,
     soft_as_hard: bool,
     by: tuple[str, ...],
-    as_json: bool,
-    as_csv: bool,
-    output: str | None,
-    table_format: str | None,
+    writing: OutputOptions,
 ) -> None:
     """Score schedules or raw LLM responses against the oracle (and references).
 
@@ -182,49 +195,51 @@ def score(
 
     Example: peakopt score trace.json
     """
-    how = execution(ctx, execute, replay)
+    how = execution(ctx, sample.execute, sample.replay)
     runs = RunInputs.split(suite_paths)
-    runs.check(machine_ref, trace_id)
+    runs.check(traces.machine_ref, traces.trace_id)
     _check_runs(ctx, runs, schedules)
-    check_sampling(ctx, samples, also_bounds=bool(runs.records))
-    out = _claim(output, as_json, as_csv, table_format, [*suite_paths, schedules, reference])
-    scopes = Scopes.read(runs.others, fmt, cpu, keep_dummies)
+    check_sampling(ctx, sample.samples, also_bounds=bool(runs.records))
+    out = _claim(writing, [*suite_paths, schedules, reference])
+    scopes = Scopes.read(runs.others, read.fmt, read.cpu, read.keep_dummies)
     scopes = Scopes((path, harden(suite, soft_as_hard)) for path, suite in scopes.files)
-    machine = machine_for(machine_ref, scopes.suites)
+    machine = machine_for(traces.machine_ref, scopes.suites)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
     # click.Choice has checked the values against the Literal types' members
     options = ReplayOptions(delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing))
+    seed, bound_limit = sample.seed, sample.bound_limit
+    noise, noise_demand = sample.noise, sample.noise_demand
     drawn = None if noise is None and noise_demand is None else Noise(noise or 0.0, noise_demand or 0.0)
     # each scenario's own optimum, for the gap to the perfect-information bound (solved here, once per
     # scenario; ``stress --samples`` solves them on every core and keeps them in its store)
     optima = None
-    if samples:
+    if sample.samples:
         from peakopt.campaign.hindsight import hindsight_optima  # the solver: only when sampling
 
         optima = hindsight_optima(time_limit=BOUND_LIMIT if bound_limit is None else bound_limit, seed=seed)
     plugin = _online_plugin(how, scope_pairs(scopes)) if ":" in how else None
-    sampling = Sampling(how, samples or 0, seed, drawn, plugin, optima)
+    sampling = Sampling(how, sample.samples or 0, seed, drawn, plugin, optima)
     rows = (
         score_records(answer_records(schedules), scopes, references, options, sampling) if schedules else []
     )
     rows += score_runs(
         runs,
-        demand=demand,
+        demand=traces.demand,
         machine=machine,
-        trace_id=trace_id,
+        trace_id=traces.trace_id,
         time_limit=RUN_LIMIT if bound_limit is None else bound_limit,
         seed=seed,
         soft_as_hard=soft_as_hard,
     )
     check_by(rows, by)
-    _emit(rows, as_json, as_csv, out)
+    _emit(rows, writing, out)
     summaries = aggregate(rows, with_settings(rows, by), intervals=True)  # settings never merged
     tables = [score_table(summaries, gaps=bool(references) or bool(runs.records))]
-    if samples:
+    if sample.samples:
         tables.append(monte_carlo_table(summaries, _title(sampling)))
-    show_tables(table_format, tables)
-    _count(rows, output)
+    show_tables(writing.table_format, tables)
+    _count(rows, writing.output)
 
 
 def _check_runs(ctx: click.Context, runs: RunInputs, schedules: str | None) -> None:
@@ -311,60 +326,6 @@ def _online_plugin(spec: str, pairs: Sequence[tuple[Workflow, Machine]]) -> Poli
     return factory
 
 
-#: Fields only a planning row has: a file holding them is plan-score output, not scheduling scores.
-PLAN_ONLY = frozenset(PlanRow.model_fields) - frozenset(ScoreRow.model_fields)
-
-
-def answer_records(path: str, kind: str = "schedule") -> list[Record]:
-    """The records of a JSON Lines file, or of an Inspect log's samples (the model as the source).
-
-    A log must be one of the task ``kind`` (``schedule``, ``plan``); that it is
-    incomplete, or that samples errored, is said in one ``Warning:`` line each.
-    """
-    return log_records(path, kind, warn) if is_eval_log(path) else read_records(path)
-
-
-def scope_pairs(scopes: Scopes) -> list[tuple[Workflow, Machine]]:
-    """Every workflow × machine the inputs judge records on (each file's scope)."""
-    return [(w, m) for suite in scopes.suites for w in suite.workflows for m in suite.machines]
-
-
-def load_references(path: str | None, pairs: Iterable[tuple[Workflow, Machine]]) -> Checked:
-    """The references of ``path`` (none without one), checked against the inputs they are used for.
-
-    Raises
-    ------
-    peakopt.instances.InputError
-        When a line is not a reference result.
-    peakopt.oracle.judge.references.InvalidReference
-        When a reference contradicts itself or the inputs (another workflow
-        under the same id, a makespan its starts do not give...).
-    """
-    if not path:
-        return {}
-    return check_references(path, reference_lines(path), pairs)
-
-
-def read_scores(path: str) -> list[ScoreRow]:
-    """Score rows of a JSON Lines file that `peakopt score -o` wrote; a bad line is an InputError.
-
-    A planning row (``peakopt plan-score -o``) is refused: read as a score
-    row it would pass (every metric is optional) and count as all zeros.
-    """
-    rows = []
-    for record in read_records(path):
-        if record.data is None:
-            raise InputError(path, f"line {record.line}", record.error or "not a score record")
-        if PLAN_ONLY & record.data.keys():
-            rule = "is a planning score (peakopt plan-score -o), not a scheduling score (peakopt score -o)"
-            raise InputError(path, f"line {record.line}", rule)
-        try:
-            rows.append(ScoreRow.model_validate(record.data))
-        except ValidationError as exc:
-            raise InputError(path, f"line {record.line}", not_a_row(exc)) from None
-    return rows
-
-
 @click.command("plan-score")
 @click.option(
     "-t",
@@ -375,7 +336,7 @@ def read_scores(path: str) -> list[ScoreRow]:
     metavar="PATH",
     help="The true workflows (repeatable).",
 )
-@input_options
+@read_options
 @click.option(
     "-p",
     "--predictions",
@@ -389,19 +350,14 @@ def read_scores(path: str) -> list[ScoreRow]:
     help="Per-record scores (peakopt score -o) to correlate edge F1 with cva.",
 )
 @grouping(PLAN_GROUP_KEYS)
-@outputs
+@output_group
 def plan_score_command(
     truth_paths: tuple[str, ...],
-    fmt: str | None,
-    cpu: str,
-    keep_dummies: bool,
+    read: ReadOptions,
     predictions: str,
     scores: str | None,
     by: tuple[str, ...],
-    as_json: bool,
-    as_csv: bool,
-    output: str | None,
-    table_format: str | None,
+    writing: OutputOptions,
 ) -> None:
     """Score predicted dependency structures: edge P/R/F1, GED, concurrency agreement.
 
@@ -412,16 +368,16 @@ def plan_score_command(
 
     Example: peakopt plan-score --truth bundled:refund --predictions plans.jsonl --scores scores.jsonl
     """
-    out = _claim(output, as_json, as_csv, table_format, [*truth_paths, predictions, scores])
-    scopes = Scopes.read(truth_paths, fmt, cpu, keep_dummies)
+    out = _claim(writing, [*truth_paths, predictions, scores])
+    scopes = Scopes.read(truth_paths, read.fmt, read.cpu, read.keep_dummies)
     rows = [
         score_prediction(r.data, scopes.of(r.data), line=r.line, error=r.error)
         for r in answer_records(predictions, "plan")
     ]
     check_by(rows, by)
-    _emit(rows, as_json, as_csv, out)
+    _emit(rows, writing, out)
     tables = [plan_table(aggregate_plans(rows, by))]
     if scores:
         tables.append(correlation_table(correlate(rows, read_scores(scores))))
-    show_tables(table_format, tables)
-    _count(rows, output)
+    show_tables(writing.table_format, tables)
+    _count(rows, writing.output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -15,16 +16,23 @@ from peakopt.campaign.jsonl import JsonLinesReferences
 from peakopt.campaign.ranges import COUNT, Finite
 from peakopt.campaign.runner import run_work
 from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
-from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, warn
+from peakopt.cli.cluster import (
+    ExecutorOptions,
+    SolveOptions,
+    executors_options,
+    progress_bar,
+    solving_options,
+    start,
+)
+from peakopt.cli.common import ReadOptions, read_options, warn
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import seed_option
+from peakopt.cli.options import grouped, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
 from peakopt.instances.errors import OutputError
 from peakopt.models import PeakoptError, SolveResult, nominal_hash
-from peakopt.solver import BACKENDS
+from peakopt.solver.backends import BUILT_IN as BACKENDS
 from peakopt.solver.robust import ROBUST, SAMPLES, Robust
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
@@ -96,11 +104,58 @@ def _resume_is_default(ctx: click.Context, param: click.Parameter, value: bool) 
     return value
 
 
+@dataclass(frozen=True)
+class RobustOptions:
+    """``--robust`` and the scenarios it chooses on: ``--samples``, ``--noise``, ``--noise-demand``."""
+
+    robust: Robust | None
+    samples: int | None
+    noise: float | None
+    noise_demand: float | None
+
+
+#: ``--robust`` ... ``--noise-demand``, reaching the command as ``robust``, one :class:`RobustOptions`.
+robust_options = grouped(
+    "robust",
+    RobustOptions,
+    click.option(
+        "--robust",
+        type=click.Choice(ROBUST),
+        is_flag=False,
+        flag_value="nominal",
+        default=None,
+        help="Robust references: partial-order schedules (the records carry their resource-flow edges) "
+        "safe whatever the durations, demands fixed; nominal (--robust alone): the shortest at nominal "
+        "durations; expected: the best found by mean makespan over sampled scenarios.",
+    ),
+    click.option(
+        "--samples",
+        type=COUNT,
+        default=None,
+        help=f"--robust: scenarios to choose on (expected) and to estimate the overflow left where demands "
+        f"vary, each from the tasks' own varies or --noise.  [default: {SAMPLES}]",
+    ),
+    click.option(
+        "--noise",
+        type=Finite(0, 1, max_open=True),
+        default=None,
+        help="--robust: durations uniform within ±X of nominal in the scenarios (PeakBench's protocol), "
+        "instead of the tasks' own varies.",
+    ),
+    click.option(
+        "--noise-demand",
+        type=Finite(0, 1, max_open=True),
+        default=None,
+        help="--robust: demands uniform within ±Y of nominal in the scenarios (--noise then defaults to 0).",
+    ),
+)
+
+
 @click.command("solve")
 @click.argument("paths", nargs=-1, required=True)
-@input_options
-@solve_options(per="per solve (workflow × machine)")
-@executor_options
+@read_options
+@solving_options(per="per solve (workflow × machine)")
+@executors_options
 @seed_option("Random seed (the same references again with one worker per solve, the default).")
 @click.option(
     "--backend",
@@ -124,36 +179,7 @@ def _resume_is_default(ctx: click.Context, param: click.Parameter, value: bool) 
     "which replaces REFS.jsonl in one step at the end (an interrupted run leaves REFS.jsonl as it was). "
     "A rerun continues: the records already in both files are kept, their pairs not solved again.",
 )
-@click.option(
-    "--robust",
-    type=click.Choice(ROBUST),
-    is_flag=False,
-    flag_value="nominal",
-    default=None,
-    help="Robust references: partial-order schedules (the records carry their resource-flow edges) "
-    "safe whatever the durations, demands fixed; nominal (--robust alone): the shortest at nominal "
-    "durations; expected: the best found by mean makespan over sampled scenarios.",
-)
-@click.option(
-    "--samples",
-    type=COUNT,
-    default=None,
-    help=f"--robust: scenarios to choose on (expected) and to estimate the overflow left where demands "
-    f"vary, each from the tasks' own varies or --noise.  [default: {SAMPLES}]",
-)
-@click.option(
-    "--noise",
-    type=Finite(0, 1, max_open=True),
-    default=None,
-    help="--robust: durations uniform within ±X of nominal in the scenarios (PeakBench's protocol), "
-    "instead of the tasks' own varies.",
-)
-@click.option(
-    "--noise-demand",
-    type=Finite(0, 1, max_open=True),
-    default=None,
-    help="--robust: demands uniform within ±Y of nominal in the scenarios (--noise then defaults to 0).",
-)
+@robust_options
 @click.option("--json", "as_json", is_flag=True, help="Print the records on stdout (JSON Lines).")
 @click.option(
     "--fresh",
@@ -164,23 +190,14 @@ def _resume_is_default(ctx: click.Context, param: click.Parameter, value: bool) 
 @quiet_option
 def solve_command(
     paths: tuple[str, ...],
-    fmt: str | None,
-    cpu: str,
-    keep_dummies: bool,
-    machines: tuple[str, ...],
-    time_limit: float,
-    workers: int,
-    jobs: int | None,
-    dask_local: int | None,
-    scheduler: str | None,
+    read: ReadOptions,
+    solving: SolveOptions,
+    executors: ExecutorOptions,
     seed: int,
     backend: str,
     gap_limit: float,
     output: str | None,
-    robust: Robust | None,
-    samples: int | None,
-    noise: float | None,
-    noise_demand: float | None,
+    robust: RobustOptions,
     as_json: bool,
     fresh: bool,
     resume: bool,
@@ -206,23 +223,22 @@ def solve_command(
             raise click.UsageError(f"{flag} needs -o/--output")
     if resume and fresh:
         raise click.UsageError("give --resume or --fresh, not both")
-    out = claim(output, (*paths, *machines))
+    out = claim(output, (*paths, *solving.machines))
     if resume and out is not None and out.special:
         raise click.UsageError(f"--resume needs a regular file, not {output}")
-    place = where(jobs, dask_local, scheduler)
+    place = executors.where()
     settings = {
-        "time_limit": time_limit,
-        "workers": workers,
+        "time_limit": solving.time_limit,
+        "workers": solving.workers,
         "seed": seed,
         "backend": backend,
         "gap_limit": gap_limit,
     }
-    settings.update(_robust_settings(robust, samples, noise, noise_demand))
-    read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
-    pairs = [(workflow, m) for workflow, ms in targets(paths, machines, read) for m in ms]
+    settings.update(_robust_settings(robust.robust, robust.samples, robust.noise, robust.noise_demand))
+    pairs = [(workflow, m) for workflow, ms in targets(paths, solving.machines, read.as_dict()) for m in ms]
     refs = None if out is None else JsonLinesReferences(out, not fresh, warn)
     if refs is not None:
-        same_kind(refs, robust, output)
+        same_kind(refs, robust.robust, output)
     everything = solve_items(pairs, settings)
     todo = [j for j in everything if refs is None or not solved(refs, j)]
     if refs is not None and len(refs):

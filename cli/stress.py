@@ -13,7 +13,6 @@ from peakopt.campaign.adversarial import AdversarialResult, AdversarialSpec, Can
 from peakopt.campaign.executors import Executor, Where
 from peakopt.campaign.export import Case, worst_cases, write_cases
 from peakopt.campaign.gates import Threshold
-from peakopt.campaign.ranges import COUNT
 from peakopt.campaign.references import ReferenceFile
 from peakopt.campaign.store import Found, Store
 from peakopt.campaign.stress import (
@@ -27,14 +26,16 @@ from peakopt.campaign.stress import (
     run_campaign,
 )
 from peakopt.campaign.stress_noise import NOISY
-from peakopt.cli.cluster import executor_options, progress_bar, solve_options, start, where
-from peakopt.cli.common import input_options, soft_as_hard_option
+from peakopt.campaign.summaries import summaries
+from peakopt.cli.cluster import SolveOptions, progress_bar, solving_options, start
+from peakopt.cli.common import ReadOptions, read_options, soft_as_hard_option
 from peakopt.cli.group import interrupted
 from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
-from peakopt.cli.options import check_by, method_list, seconds_option, seed_option
+from peakopt.cli.options import check_by, method_list
 from peakopt.cli.outputs import claim
-from peakopt.cli.report import by_sources, fail_on_option, gate, show_summaries, summaries, summary_options
-from peakopt.cli.stress_noise import bound_items, noise_options, noise_run, noisy_rows
+from peakopt.cli.stress_noise import NoiseOptions, bound_items, noise_group, noisy_rows
+from peakopt.cli.stress_options import CampaignOptions, CaseOptions, campaign_options, case_options
+from peakopt.cli.summaries import SummaryOptions, fail_on_option, gate, show_summaries, summary_group
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
 from peakopt.oracle.tables.rows import ScoreRow
@@ -113,7 +114,7 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
 
 @click.command("stress")
 @click.argument("paths", metavar="SUITE...", nargs=-1, required=True)
-@input_options
+@read_options
 @click.option(
     "-m",
     "--method",
@@ -124,80 +125,23 @@ def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, dir
     callback=method_list,
     help="Heuristics to test, comma-separated or repeated (built-ins, module:function plug-ins).",
 )
-@solve_options(per="per optimum (workflow × machine)")
-@click.option(
-    "--db",
-    required=True,
-    metavar="RESULTS.sqlite",
-    help="The results store (created if missing; a file that is not one is refused, untouched).",
-)
-@click.option(
-    "-r",
-    "--reference",
-    metavar="REFS.jsonl",
-    help="Reference results (peakopt solve -o) to reuse instead of solving.",
-)
-@seconds_option(
-    "--method-limit", 60.0, "Seconds one method may take on one instance; then its row is an error."
-)
-@seed_option("Seed of the solver, methods and search.")
-@executor_options
-@click.option("--chunk", type=COUNT, help="Instances per task [default: automatic].")
-@click.option("--fresh", is_flag=True, help="Drop everything in the store first (a store only).")
-@click.option(
-    "--redo",
-    multiple=True,
-    callback=method_list,
-    metavar="METHOD",
-    help="Run this method's rows again even where the store has them (repeatable; "
-    "the other methods' rows and the optima are kept).",
-)
-@by_sources("Also group the summary by these comma-separated fields (tier,machine,workflow).")
-@summary_options
-@click.option("--worst", type=COUNT, metavar="K", help="Export each method's K worst instances.")
-@click.option(
-    "--worst-dir",
-    metavar="DIR",
-    default="worst",
-    show_default=True,
-    help="Where --worst and --search write (created if missing, in an existing folder); "
-    "each case file is replaced in one step.",
-)
-@click.option("--search", type=COUNT, metavar="N", help="Adversarial search: judge N mutants.")
-@noise_options
+@solving_options(per="per optimum (workflow × machine)")
+@campaign_options
+@summary_group("Also group the summary by these comma-separated fields (tier,machine,workflow).")
+@case_options
+@noise_group
 @fail_on_option
 @soft_as_hard_option
 @quiet_option
 def stress(
     paths: tuple[str, ...],
-    fmt: str | None,
-    cpu: str,
-    keep_dummies: bool,
+    read: ReadOptions,
     methods: tuple[str, ...],
-    machines: tuple[str, ...],
-    db: str,
-    reference: str | None,
-    time_limit: float,
-    workers: int,
-    method_limit: float,
-    seed: int,
-    jobs: int | None,
-    dask_local: int | None,
-    scheduler: str | None,
-    chunk: int | None,
-    fresh: bool,
-    redo: tuple[str, ...],
-    by: tuple[str, ...],
-    as_json: bool,
-    as_csv: bool,
-    worst: int | None,
-    worst_dir: str,
-    search: int | None,
-    noise: float | None,
-    noise_demand: float | None,
-    samples: int | None,
-    execute: str | None,
-    bound_limit: float | None,
+    solving: SolveOptions,
+    campaign: CampaignOptions,
+    summary: SummaryOptions,
+    cases: CaseOptions,
+    noise: NoiseOptions,
     fail_on: list[Threshold],
     soft_as_hard: bool,
 ) -> None:
@@ -223,58 +167,64 @@ def stress(
 
     Example: peakopt stress bundled:default -m asap,admission,fbi:best-rule --db results.sqlite --worst 5
     """
-    if search and len(methods) != 1:
+    if cases.search and len(methods) != 1:
         raise click.UsageError("--search needs exactly one --method")
-    run = noise_run(noise, noise_demand, samples, execute, bound_limit)
-    if run is not None and search:
+    run = noise.run()
+    if run is not None and cases.search:
         raise click.UsageError("--search judges schedules at nominal durations: not with --noise")
     rows_of = methods if run is None else (*methods, *noisy_rows(run))
-    unknown = [m for m in redo if m not in rows_of]
+    unknown = [m for m in campaign.redo if m not in rows_of]
     if unknown:
         raise click.UsageError(f"--redo {', '.join(unknown)}: not among the --method names")
-    check_formats(as_json, as_csv)
-    place = where(jobs, dask_local, scheduler)
-    if worst or search:
-        inputs = [*paths, *machines, *([reference] if reference else [])]
+    check_formats(summary.as_json, summary.as_csv)
+    place = campaign.executors.where()
+    db, reference, worst_dir = campaign.db, campaign.reference, cases.worst_dir
+    if cases.worst or cases.search:
+        inputs = [*paths, *solving.machines, *([reference] if reference else [])]
         claim(worst_dir, inputs, option="--worst-dir", directory=True)
     check_methods(methods)
     settings = Settings(
-        time_limit=time_limit, workers=workers, seed=seed, method_limit=method_limit, noise=run
+        time_limit=solving.time_limit,
+        workers=solving.workers,
+        seed=campaign.seed,
+        method_limit=campaign.method_limit,
+        noise=run,
     )
-    read = {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies}
     pairs = [
         Pair(w, tuple(m.as_hard() if soft_as_hard else m for m in ms))
-        for w, ms in targets(paths, machines, read)
+        for w, ms in targets(paths, solving.machines, read.as_dict())
     ]
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
     # a campaign's rows have the fields of every score row and no labels but the noise settings':
     # a --by typo is refused now, not after the run
-    check_by([ScoreRow(valid=False, labels=dict.fromkeys(run.params if run else {}, ""))], by)
-    store = Store(db, fresh=fresh)
-    cases = []
+    check_by([ScoreRow(valid=False, labels=dict.fromkeys(run.params if run else {}, ""))], summary.by)
+    store = Store(db, fresh=campaign.fresh)
+    written_cases = []
     try:
-        todo = backlog(pairs, rows_of, settings, store, refs, redo=redo)
+        todo = backlog(pairs, rows_of, settings, store, refs, redo=campaign.redo)
         if todo.skipped or todo.stale:
             note(_resuming(todo, db))
-        searched = _work(place, todo, store, chunk, console(), search, settings, methods, pairs, worst_dir)
-        if worst:
-            written = write_cases(worst_cases(store, methods, worst, seed), worst_dir)
-            cases.append(f"{plural(len(written), 'worst case')} in {worst_dir}/")
+        searched = _work(
+            place, todo, store, campaign.chunk, console(), cases.search, settings, methods, pairs, worst_dir
+        )
+        if cases.worst:
+            written = write_cases(worst_cases(store, methods, cases.worst, campaign.seed), worst_dir)
+            written_cases.append(f"{plural(len(written), 'worst case')} in {worst_dir}/")
         if searched is not None:
-            cases.append(f"{plural(searched, 'search case')} in {worst_dir}/search/")
+            written_cases.append(f"{plural(searched, 'search case')} in {worst_dir}/search/")
         rows = store.score_rows(todo.keys)
     except KeyboardInterrupt as exc:
         kept = store.count()
         store.close()
-        interrupted(exc, f"{kept} rows kept in {db}; {resume_hint(fresh)}")
+        interrupted(exc, f"{kept} rows kept in {db}; {resume_hint(campaign.fresh)}")
     except BaseException:
         store.close()  # a store locked mid-run, for one: the rows written so far stay
         raise
     store.close()
-    found = summaries(rows, by)
-    show_summaries(found, as_json, as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
-    wrote(db, "; ".join([f"{plural(len(rows), 'row')} ({todo.rows} run now)", *cases]))
+    found = summaries(rows, summary.by)
+    show_summaries(found, summary.as_json, summary.as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    wrote(db, "; ".join([f"{plural(len(rows), 'row')} ({todo.rows} run now)", *written_cases]))
     gate(found, fail_on, rows)
 
 

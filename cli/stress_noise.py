@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast, get_args
 
 import click
@@ -16,6 +17,7 @@ from peakopt.campaign.stress import Item, Settings
 from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
+from peakopt.cli.options import grouped
 from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
 from peakopt.oracle.uncertain.scenarios import Noise
 from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution
@@ -93,6 +95,25 @@ def noise_run(
         cast("Execution | None", execute),
         BOUND_LIMIT if bound_limit is None else bound_limit,
     )
+
+
+@dataclass(frozen=True)
+class NoiseOptions:
+    """The values of :func:`noise_options`, read into a campaign's settings by :meth:`run`."""
+
+    noise: float | None
+    noise_demand: float | None
+    samples: int | None
+    execute: str | None
+    bound_limit: float | None
+
+    def run(self) -> NoiseRun | None:
+        """:func:`noise_run` of these values (a usage error when one needs sampling without it)."""
+        return noise_run(self.noise, self.noise_demand, self.samples, self.execute, self.bound_limit)
+
+
+#: :func:`noise_options`, reaching the command as ``noise``, one :class:`NoiseOptions`.
+noise_group = grouped("noise", NoiseOptions, noise_options)
 
 
 def noisy_rows(run: NoiseRun) -> tuple[str, ...]:

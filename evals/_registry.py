@@ -1,6 +1,7 @@
-"""The tasks Inspect registers under ``peakopt/`` (the ``inspect_ai`` entry point of pyproject.toml)."""
+"""What Inspect registers under ``peakopt/``: tasks and solvers (the ``inspect_ai`` entry point)."""
 
 from peakopt.evals.plan import plan
 from peakopt.evals.schedule import schedule
+from peakopt.evals.solvers import oracle, trivial
 
-__all__ = ["plan", "schedule"]
+__all__ = ["oracle", "plan", "schedule", "trivial"]

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import click
 
+from peakopt.campaign.floor import SPLITS
 from peakopt.campaign.ranges import COUNT_OR_NONE, SECONDS, SEED
 from peakopt.evals.suites import load_suite, name_list
 from peakopt.instances.prompts import SETTINGS
@@ -42,6 +43,7 @@ TYPES: dict[str, click.ParamType[Any]] = {
     "seed": SEED,
     "structured": click.BOOL,
     "setting": click.Choice(SETTINGS),
+    "split": click.Choice(SPLITS),
 }
 
 #: What Inspect passes to every task, whether it takes it or not.

@@ -178,7 +178,8 @@ def read_log(path: str | Path) -> Log:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise InputError(path, "", f"is an Inspect log; reading it needs inspect-ai: {INSTALL}") from None
+        rule = f"is an Inspect log; reading it needs the eval extra: {INSTALL}"
+        raise InputError(path, "", rule) from None
     source = Path(path)
     if source.is_dir():
         rule = "is a directory, not an Inspect log file (the logs of a run are the .eval files in it)"

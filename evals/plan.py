@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
@@ -23,6 +23,7 @@ from inspect_ai.solver import TaskState
 from peakopt.evals.answer import answer
 from peakopt.evals.arguments import TaskError, check_arguments, chosen, listed_names, suite_argument
 from peakopt.evals.logs import PLAN_ROW_KEY
+from peakopt.evals.schedule import EPOCHS_REDUCER, TASK_VERSION
 from peakopt.evals.suites import Selection, load_suite
 from peakopt.evals.values import PLAN_KEYS, plan_values
 from peakopt.instances.prompts import plan_prompt_record
@@ -118,4 +119,6 @@ def plan(
         solver=answer(args["structured"], "dependencies"),
         scorer=structure(suite),
         metadata=metadata,
+        version=TASK_VERSION,
+        epochs=Epochs(1, EPOCHS_REDUCER),
     )

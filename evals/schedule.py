@@ -17,11 +17,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from peakopt.campaign.floor import hard_pairs
 from peakopt.evals.answer import answer
 from peakopt.evals.arguments import TaskError, check_arguments, chosen, listed_names, shown, suite_argument
 from peakopt.evals.logs import ROW_KEY
@@ -35,14 +36,26 @@ from peakopt.oracle.tables.score_rows import score_record
 
 logger = logging.getLogger(__name__)
 
+#: The task's version: raised whenever a change makes its scores incomparable with earlier logs'
+#: (the prompt, the samples, the scoring). Inspect records it in every log (``task_version``).
+TASK_VERSION = 1
+
+#: How the scores of a sample's epochs are combined (``inspect eval --epochs N``): their mean,
+#: key by key, so a sample's efficiency is its mean over the epochs.
+EPOCHS_REDUCER = "mean"
+
 
 def sample_id(workflow: str, machine: str) -> str:
     """The id of the sample of ``workflow`` on ``machine``."""
     return f"{workflow}@{machine}"
 
 
-def schedule_sample(pair: WorkflowMachine, setting: str) -> Sample:
-    """The sample of one workflow × machine: its prompt and what identifies it."""
+def schedule_sample(pair: WorkflowMachine, setting: str, suite: str = "", reference: str = "") -> Sample:
+    """The sample of one workflow × machine: its prompt, what identifies it, where its reference is.
+
+    ``suite`` and ``reference`` (the task's arguments) let a solver without a model answer it
+    (:mod:`peakopt.evals.solvers`).
+    """
     workflow, machine = pair
     record = prompt_record(workflow, machine, setting)
     metadata = {
@@ -51,6 +64,8 @@ def schedule_sample(pair: WorkflowMachine, setting: str) -> Sample:
         "setting": setting,
         "tier": record.get("tier"),
         "output_schema": record["output_schema"],
+        "suite": suite,
+        "reference": reference,
     }
     return Sample(input=record["prompt"], id=sample_id(workflow.id, machine.name), metadata=metadata)
 
@@ -70,6 +85,10 @@ def oracle(suite: str, reference: str) -> Scorer:
     references = checked_references(reference, [(w, m) for w in loaded.workflows for m in loaded.machines])
 
     async def score(state: TaskState, target: Target) -> Score:
+        if state.output.error:
+            # the model never answered (a provider error): no verdict on it, rather than a 0
+            why = f"no answer from the model: {state.output.error}"
+            return Score.unscored(explanation=why, metadata={"error": state.output.error})
         record = {
             "id": str(state.sample_id),
             "workflow": state.metadata["workflow"],
@@ -144,6 +163,7 @@ def schedule(
     structured: bool = False,
     reference: str | None = None,
     time_limit: float = 60.0,
+    split: str = "all",
     **unknown: Any,
 ) -> Task:
     """Schedule each workflow × machine of a suite; scored by peakopt's oracle against the optimum.
@@ -169,9 +189,12 @@ def schedule(
         once per suite and cached (see :mod:`peakopt.evals.references`).
     time_limit
         Seconds per reference solve, when they are solved (as ``peakopt solve --time-limit``).
+    split
+        ``all`` pairs, or ``hard``: only those no trivial answer (every step at 0, one at a
+        time, ASAP) solves optimally (:mod:`peakopt.campaign.floor`); chosen before ``limit``.
     """
     given: dict[str, Any] = {"suite": suite, "setting": setting, "machines": machines, "tiers": tiers}
-    given |= {"limit": limit}
+    given |= {"limit": limit, "split": split}
     given |= {"seed": seed, "structured": structured, "reference": reference, "time_limit": time_limit}
     args = check_arguments("peakopt/schedule", given, unknown)
     selection = Selection(
@@ -181,16 +204,25 @@ def schedule(
         seed=args["seed"],
     )
     loaded = suite_argument(suite)
-    pairs = chosen(lambda: selection.pairs(loaded))
+    candidates = chosen(lambda: selection.candidates(loaded))
+    if args["split"] == "hard" and candidates:
+        # the split needs the optimum of every candidate: their references come first
+        path = _reference_file(candidates, loaded, reference, args["time_limit"])
+        hard = hard_pairs(loaded, checked_references(path, candidates), candidates)
+        candidates = [(w, m) for w, m in candidates if (w.id, m.name) in hard]
+    pairs = chosen(lambda: selection.order(candidates))
     if not pairs:
-        raise TaskError("the selection holds no workflow × machine to schedule")
-    path = _reference_file(pairs, loaded, reference, args["time_limit"])
-    samples = [schedule_sample(p, args["setting"]) for p in pairs]
+        where = " in the hard split" if args["split"] == "hard" else ""
+        raise TaskError(f"the selection holds no workflow × machine to schedule{where}")
+    if args["split"] != "hard":
+        path = _reference_file(pairs, loaded, reference, args["time_limit"])
+    samples = [schedule_sample(p, args["setting"], suite, path) for p in pairs]
     dataset = MemoryDataset(samples, name=f"peakopt-{args['setting']}")
     metadata: dict[str, Any] = {
         "suite": suite,
         "setting": args["setting"],
         "reference": path,
+        "split": args["split"],
         "arguments": args,
     }
     return Task(
@@ -198,4 +230,6 @@ def schedule(
         solver=answer(args["structured"], "schedule"),
         scorer=oracle(suite, path),
         metadata=metadata,
+        version=TASK_VERSION,
+        epochs=Epochs(1, EPOCHS_REDUCER),
     )

@@ -114,7 +114,11 @@ class Selection:
             random.Random(self.seed).shuffle(found)
         return found if self.limit is None else found[: self.limit]
 
+    def candidates(self, suite: Suite) -> list[WorkflowMachine]:
+        """Every chosen workflow × chosen machine, workflow by workflow (before :meth:`order`)."""
+        machines = self.chosen_machines(suite)
+        return [(w, m) for w in self.workflows(suite) for m in machines]
+
     def pairs(self, suite: Suite) -> list[WorkflowMachine]:
         """Every chosen workflow × chosen machine, workflow by workflow, shuffled and limited."""
-        machines = self.chosen_machines(suite)
-        return self.order([(w, m) for w in self.workflows(suite) for m in machines])
+        return self.order(self.candidates(suite))

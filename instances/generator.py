@@ -235,3 +235,19 @@ def generate_suite(spec: SuiteSpec | None = None, catalog: Catalog | None = None
         "generator": spec.describe(),
     }
     return Suite(machines=machine_profiles(workflows), workflows=tuple(workflows), meta=meta)
+
+
+def redraw_workflow(
+    workflow: Workflow, attempt: int, spec: SuiteSpec | None = None, catalog: Catalog | None = None
+) -> Workflow:
+    """Another workflow of ``workflow``'s tier under the same id, from a stream of its own.
+
+    The stream is seeded by the suite's seed, the workflow's id and ``attempt`` (1, 2...), so a
+    redraw is reproducible and leaves every other workflow of the suite as it was.
+    """
+    spec = spec or SuiteSpec()
+    catalog = catalog or default_catalog()
+    tier = TIERS[str(workflow.meta["tier"])]
+    # a seed of its own: the suite's, the id's bytes and the attempt, one big integer
+    seed = int.from_bytes(f"{spec.seed}/{workflow.id}/{attempt}".encode(), "big")
+    return draw_workflow(workflow.id, tier, spec, catalog, Draws(seed))

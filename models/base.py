@@ -17,7 +17,7 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
 #: Resource name -> amount, e.g. ``{"cpu": 1.5, "memory_mb": 2048}``.
 Demand = dict[Annotated[str, Field(min_length=1)], NonNegative]
 
-FROZEN = ConfigDict(frozen=True, extra="forbid")
+FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Cached(BaseModel):

@@ -27,15 +27,20 @@ import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
-
-import psutil
+from typing import TYPE_CHECKING, Literal
 
 from peakopt.models import PeakoptError
+from peakopt.models.extras import LazyModule
 from peakopt.runtime.cgroup_v1 import CgroupV1
 from peakopt.runtime.cgroups import Cgroup, Detected, detect
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.tree import MIB, Sample, TreeSampler
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    # psutil is the runtime extra: imported on first use, not by a command's --help
+    psutil = LazyModule("psutil", "measuring processes (peakopt profile, peakopt run)")
 
 #: Where the command's standard output goes: this process's standard error.
 OUTPUT_FD = 2

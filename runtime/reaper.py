@@ -33,8 +33,15 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import psutil
+from peakopt.models.extras import LazyModule
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    # psutil is the runtime extra: imported on first use, not by a command's --help
+    psutil = LazyModule("psutil", "measuring processes (peakopt profile, peakopt run)")
 
 #: The prefix of the environment variable that marks a run's step processes.
 MARK_PREFIX = "PEAKOPT_RUN_"

@@ -38,6 +38,10 @@ from peakopt.runtime.trace import trace_json
 
 #: Seconds uvicorn waits for open requests once stopping (polls have been answered by then).
 SHUTDOWN_GRACE = 5
+
+#: Seconds an idle keep-alive connection is kept open: longer than clients keep theirs (httpx 5 s,
+#: aiohttp 15 s), so that a client never sends on a connection the server is closing.
+KEEP_ALIVE = 75
 #: The signals that stop the service.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -190,6 +194,7 @@ def run_service(service: Service, sock: socket.socket) -> int | None:
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        timeout_keep_alive=KEEP_ALIVE,
         log_config=None,
     )
     server = _Server(config, on_stop)

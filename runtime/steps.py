@@ -29,14 +29,19 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import psutil
-
+from peakopt.models.extras import LazyModule
 from peakopt.runtime.limits import StepLimit
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.trace import StepUsage
 from peakopt.runtime.tree import TreeSampler
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    # psutil is the runtime extra: imported on first use, not by a command's --help
+    psutil = LazyModule("psutil", "measuring processes (peakopt profile, peakopt run)")
 
 #: A step's command: a shell line or an argument vector.
 Command = str | Sequence[str]

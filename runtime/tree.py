@@ -17,8 +17,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import psutil
+from peakopt.models.extras import LazyModule
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    # psutil is the runtime extra: imported on first use, not by a command's --help
+    psutil = LazyModule("psutil", "measuring processes (peakopt profile, peakopt run)")
 
 #: Bytes per MiB: memory demands are in MiB (``memory_mb``, as the bundled machines).
 MIB = 1024 * 1024

@@ -19,9 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from peakopt.solver.conflicts import Node
-from peakopt.solver.scaling import IntegerProblem
+if TYPE_CHECKING:
+    # annotations only: `peakopt solve --help` reads BUILT_IN here and must not pay for NumPy
+    from peakopt.solver.conflicts import Node
+    from peakopt.solver.scaling import IntegerProblem
+
+#: The built-in backends, registered by :mod:`peakopt.solver.pipeline` (a test holds the two equal):
+#: named here so that ``peakopt solve --help`` lists them without importing OR-Tools.
+BUILT_IN = ("cpsat", "milp")
 
 #: progress(incumbent, bound) in ticks; the incumbent is None when only the bound moved.
 Progress = Callable[[int | None, int], None]

@@ -25,7 +25,6 @@ from peakopt.oracle.base.exact import on_grid, to_float
 from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_overflow, resource_flow_edges
 from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.solver.expected import PosCandidate, best_expected, candidates, overflow_share
-from peakopt.solver.pipeline import solve
 
 #: What a robust reference minimises: the makespan at nominal durations, or its sample mean.
 Robust = Literal["nominal", "expected"]
@@ -99,6 +98,9 @@ def solve_robust(
         raise ValueError(f"robust must be one of {ROBUST}, got {robust!r}")
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples!r}")
+    # imported here: `peakopt solve --help` reads this module's names and must not pay for OR-Tools
+    from peakopt.solver.pipeline import solve
+
     began = time.perf_counter()
     peak = peak_workflow(workflow)
     result = solve(peak, machine, **options)

@@ -14,8 +14,8 @@ from stress_helpers import small_suite
 
 from peakopt.campaign.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
 from peakopt.campaign.stress import ERROR
+from peakopt.campaign.summaries import MethodSummary
 from peakopt.cli.main import cli
-from peakopt.cli.report import MethodSummary
 from peakopt.oracle import ScoreRow
 
 FIELDS = summary_fields(MethodSummary)

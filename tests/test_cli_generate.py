@@ -141,3 +141,34 @@ def test_generate_with_a_custom_catalog(tmp_path: Path) -> None:
     assert code == 1 and err.startswith(f"Error: {catalog}") and "servers" in err
     code, _, err = run("generate", "--catalog", str(tmp_path / "none.json"))
     assert code == 1 and "no such file" in err
+
+
+def test_generate_stats_prints_the_floor_and_max_trivial_keeps_it_under_the_target(tmp_path: Path) -> None:
+    from peakopt.campaign.floor import solved_references, suite_floor
+
+    small = ["--easy", "6", "--medium", "3", "--hard", "1"]
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["generate", *small, "--stats", "-o", str(tmp_path / "a.json")])
+    assert plain.exit_code == 0, plain.output
+    drawn = load(str(tmp_path / "a.json"))
+    before = suite_floor(drawn, solved_references(drawn))
+    assert f"trivial answers: {before.trivial} of 30 pairs" in plain.output
+    target = (before.trivial - 4) / 30
+    hardened = runner.invoke(
+        cli, ["generate", *small, "--max-trivial", f"{target}", "-o", str(tmp_path / "b.json")]
+    )
+    assert hardened.exit_code == 0, hardened.output
+    suite = load(str(tmp_path / "b.json"))
+    found = suite_floor(suite, solved_references(suite))  # checked anew, not read from the output
+    assert found.trivial <= target * 30 < before.trivial
+    assert f"trivial answers: {found.trivial} of 30 pairs" in hardened.output
+    assert suite.machines == drawn.machines and suite.meta["trivial_redrawn"]["redrawn"] >= 1
+    assert [w.meta["tier"] for w in suite.workflows] == [w.meta["tier"] for w in drawn.workflows]
+    # reproducible: the same command draws the same suite
+    again = runner.invoke(cli, ["generate", *small, "--max-trivial", f"{target}"])
+    assert json.loads(again.stdout) == json.loads((tmp_path / "b.json").read_text())
+
+
+def test_generate_stats_is_for_suites() -> None:
+    result = CliRunner().invoke(cli, ["generate", "--tasks", "10", "--max-trivial", "0.5"])
+    assert result.exit_code == 2 and "--max-trivial is for suites" in result.output

@@ -113,3 +113,14 @@ def test_help_has_examples() -> None:
     for command in ("validate", "convert", "schema"):
         code, out, _ = run(command, "--help")
         assert code == 0 and "Example:" in out
+
+
+def test_validate_stats_gives_the_floor_of_each_suite() -> None:
+    result = CliRunner().invoke(cli, ["validate", "bundled:refund", "--stats", "--json"])
+    assert result.exit_code == 0, result.output
+    floor = json.loads(result.output)["floor"]
+    # refund's five steps on its worker: no trivial answer is optimal (serial is safe, 0.827 of it)
+    assert floor["pairs"] == 1 and floor["hard"] == 1 and floor["trivial"] == 0
+    assert floor["answers"]["serial"]["safe"] == 1 and 0 < floor["answers"]["serial"]["efficiency"] < 1
+    text = CliRunner().invoke(cli, ["validate", "bundled:refund", "--stats"]).output
+    assert "trivial answers: 0 of 1 pair solved" in text and "hard split: 1 pair" in text

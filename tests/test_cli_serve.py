@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from http.client import HTTPConnection
 from pathlib import Path
 
 import httpx
@@ -145,3 +146,29 @@ def test_a_signal_stops_it_cleanly_answering_the_polls(tmp_path: Path, signum: i
         again.bind(("127.0.0.1", server.port))
     score = CliRunner().invoke(cli, ["score", str(trace), "--json"])
     assert score.exit_code == 0 and json.loads(score.stdout)["safe"] is True, score.output
+
+
+@pytest.mark.slow
+def test_an_idle_keep_alive_connection_outlives_the_clients_expiry(tmp_path: Path) -> None:
+    # httpx drops an idle connection after 5 s (aiohttp after 15 s): a server that closes idle
+    # ones at the same 5 s races the client's next request on it (an httpx.ReadError under load)
+    from peakopt.runtime.sidecar_server import KEEP_ALIVE
+
+    assert KEEP_ALIVE > 15.0
+    server = start_server(machine_file(tmp_path))
+    try:
+        http = HTTPConnection("127.0.0.1", server.port, timeout=10)
+        http.request("GET", "/v1/status")
+        answer = http.getresponse()
+        assert answer.status == 200 and json.loads(answer.read())
+        time.sleep(6.0)  # past httpx's expiry, and uvicorn's default keep-alive of 5 s
+        assert http.sock is not None
+        http.sock.setblocking(False)
+        try:
+            closed = http.sock.recv(1, socket.MSG_PEEK) == b""
+        except BlockingIOError:
+            closed = False  # nothing to read: the connection is open
+        http.close()
+        assert not closed
+    finally:
+        server.stop()

@@ -124,7 +124,7 @@ def test_without_inspect_ai_a_log_says_how_to_install_it(
     assert code == 1
     assert (
         err.strip()
-        == f"Error: {log}: is an Inspect log; reading it needs inspect-ai: pip install 'peakopt[eval]'"
+        == f"Error: {log}: is an Inspect log; reading it needs the eval extra: pip install 'peakopt[eval]'"
     )
 
 

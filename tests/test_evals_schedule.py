@@ -155,3 +155,67 @@ def test_a_given_reference_file_is_checked_before_any_sample_runs(tmp_path: Path
         match=r"^-T reference='.*refs\.jsonl': .*refs\.jsonl: line 1: reference for workflow 'optimal'",
     ):
         run_task(suite, tmp_path, reference=str(bad))
+
+
+@pytest.mark.slow
+def test_the_hard_split_of_the_bundled_default_has_no_pair_a_trivial_answer_solves(cache: Path) -> None:
+    from peakopt.evals.references import checked_references
+    from peakopt.evals.suites import load_suite
+    from peakopt.models import Schedule
+    from peakopt.oracle import evaluate, same_time
+    from peakopt.solver.heuristics import run
+
+    task = schedule(split="hard")
+    assert task.metadata is not None and task.metadata["split"] == "hard"
+    suite = load_suite("bundled:default")
+    pairs = [(w, m) for w in suite.workflows for m in suite.machines]
+    refs = checked_references(task.metadata["reference"], pairs)
+    chosen = {(s.metadata or {})["workflow"] + "@" + (s.metadata or {})["machine"] for s in task.dataset}
+    assert 0 < len(chosen) < len(pairs)
+    solved_by_trivial = 0
+    for workflow, machine in pairs:
+        optimum = refs[(workflow.id, machine.name)].makespan
+        assert refs[(workflow.id, machine.name)].status == "optimal" and optimum is not None
+        answers = {
+            "zero": dict.fromkeys(workflow.index, 0.0),
+            "serial": run(workflow, machine, "serial").starts,
+            "asap": run(workflow, machine, "asap").starts,
+        }
+        trivial = False
+        for starts in answers.values():
+            score = evaluate(
+                workflow, machine, Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
+            )
+            span = score.slowed_makespan if (score.avoidable_cva_soft or 0) > 0 else score.makespan
+            if (
+                score.valid
+                and score.safe
+                and span is not None
+                and (span <= optimum or same_time(span, optimum))
+            ):
+                trivial = True
+        solved_by_trivial += trivial
+        assert (f"{workflow.id}@{machine.name}" in chosen) is not trivial, (workflow.id, machine.name)
+    assert len(chosen) == len(pairs) - solved_by_trivial
+    # the figures the benchmark page states are these
+    from paths import ROOT
+
+    from peakopt.campaign.floor import suite_floor
+
+    page = (ROOT / "docs" / "benchmark.md").read_text()
+    assert (
+        f"So {solved_by_trivial} of the {len(pairs)} pairs" in page and f"other {len(chosen)} pairs" in page
+    )
+    for line in suite_floor(suite, refs).lines:
+        figures = f"{line.optimal} ({line.share:.1%})".replace("%", " %")
+        assert (
+            f"| `{line.answer}` |" in page
+            and figures in page
+            and f"| {line.safe} | {line.efficiency:.3f} |" in page
+        )
+
+
+def test_a_split_the_task_does_not_have_is_refused(tmp_path: Path, cache: Path) -> None:
+    suite = write_suite(tmp_path / "suite.json")
+    with pytest.raises(TaskError, match="-T split='easy'"):
+        schedule(suite=str(suite), split="easy")

@@ -20,11 +20,12 @@ from click.testing import CliRunner
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from peakopt.campaign.summaries import summaries
 from peakopt.cli import exports
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.main import cli
 from peakopt.cli.messages import console
-from peakopt.cli.report import errors_table, report_table, summaries
+from peakopt.cli.summaries import errors_table, report_table
 from peakopt.cli.tables import board_tables, score_table
 from peakopt.oracle.tables.leaderboard import board
 from peakopt.oracle.tables.rows import ScoreRow

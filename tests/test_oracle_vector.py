@@ -204,3 +204,18 @@ def test_an_over_capacity_step_alone_is_no_avoidable_overflow() -> None:
     # the same plan, the second step's demand doubled by its scenario, the first's run stretched
     stretched = scorer.score([[0.0, 2.0]], [[2.5, 1.0]], [[1.0, 2.0]])
     assert stretched.overflow[0] and stretched.dependency_violations[0] == 0
+
+
+@pytest.mark.parametrize("length", [5e-324, 1e-321, 1e-310])
+def test_the_batch_compares_subnormal_instants_as_the_judge(length: float) -> None:
+    workflow = Workflow(
+        id="w", tasks=(Task(id="a", duration=length), Task(id="b", duration=0.0, depends_on=("a",)))
+    )
+    machine = Machine(name="m", capacity={"cpu": 1.0})
+    starts = [{"a": 0.0, "b": 0.0}, {"a": 0.0, "b": length}]
+    assert_same(workflow, machine, [Schedule(workflow="w", machine="m", starts=s) for s in starts])
+    realised = RealisedScorer(workflow, machine).score(
+        [[s["a"], s["b"]] for s in starts], [[length, 0.0]] * 2, [[1.0, 1.0]] * 2
+    )
+    exact = [evaluate(workflow, machine, Schedule(workflow="w", machine="m", starts=s)) for s in starts]
+    assert [int(v) for v in realised.dependency_violations] == [e.dependency_violations for e in exact]

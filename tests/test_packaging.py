@@ -60,7 +60,6 @@ def test_runtime_dependencies_have_lower_bounds() -> None:
     deps = PYPROJECT["project"]["dependencies"] + [d for extra in extras.values() for d in extra]
     # an extra may include another of peakopt's own ("peakopt[eval]" in dev): that one has no version
     assert all(">=" in d or d.startswith("peakopt[") for d in deps), deps
-    assert "peakopt[eval]" in extras["dev"]
     names = {d.split(">=")[0].split("[")[0] for d in PYPROJECT["project"]["dependencies"]}
     assert {
         "ortools",
@@ -72,7 +71,24 @@ def test_runtime_dependencies_have_lower_bounds() -> None:
         "psplib",
         "json-repair",
         "rich",
+        "scipy",
     } <= names
+
+
+def test_the_dev_extra_carries_every_other_extra() -> None:
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    included = {
+        name
+        for d in extras["dev"]
+        if d.startswith("peakopt[")
+        for name in d.removeprefix("peakopt[").removesuffix("]").split(",")
+    }
+    assert included == set(extras) - {"dev"}
+
+
+def test_the_core_leaves_the_extras_libraries_out() -> None:
+    names = {d.split(">=")[0].split("[")[0] for d in PYPROJECT["project"]["dependencies"]}
+    assert not names & {"matplotlib", "dask", "distributed", "psutil", "inspect-ai"}, names
 
 
 def test_inspect_finds_the_tasks_through_its_entry_point() -> None:

@@ -22,8 +22,10 @@ import sys
 import tomllib
 import types
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+import pytest
 from paths import ROOT
 
 PACKAGES: list[str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
@@ -70,11 +72,24 @@ def package_of(module: str, sources: list[Source]) -> str:
     return module if module in packages else module.rpartition(".")[0]
 
 
+def top_level(source: str) -> list[ast.stmt]:
+    """The statements of ``source``'s top level, with those of its ``if TYPE_CHECKING:`` blocks.
+
+    A lazy face (PEP 562, as :mod:`peakopt.oracle`) names its re-exports in such a block.
+    """
+    found: list[ast.stmt] = []
+    for node in ast.parse(source).body:
+        test = node.test if isinstance(node, ast.If) else None
+        lazy = isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+        found.extend(node.body if lazy and isinstance(node, ast.If) else [node])
+    return found
+
+
 def imported_from(source: str) -> dict[str, str]:
     """Name -> the module a top-level ``from ... import`` of ``source`` takes it from (absolute imports)."""
     return {
         alias.asname or alias.name: node.module
-        for node in ast.parse(source).body
+        for node in top_level(source)
         if isinstance(node, ast.ImportFrom) and node.module and not node.level
         for alias in node.names
     }
@@ -150,3 +165,14 @@ def test_equal_constants_assigned_in_two_packages_are_two_meanings(monkeypatch: 
     alias = fake("peakopt.c.m", "from peakopt.a.m import LIMIT\nBOUND = LIMIT\n")
     other = fake("peakopt.d.m", "BOUND = 5\n")
     assert clashes([alias, other]) == {"BOUND": ["peakopt.c.m", "peakopt.d.m"]}  # each assigns it
+
+
+@pytest.mark.parametrize("face", ["peakopt.instances", "peakopt.oracle", "peakopt.solver"])
+def test_no_lazily_served_name_is_a_submodules(face: str) -> None:
+    # importing a submodule binds it to its package's attribute of that name, after which the
+    # face's __getattr__ never runs: `from peakopt.instances import save` would give the module
+    package = importlib.import_module(face)
+    folder = Path(package.__file__ or "").parent
+    children = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
+    homes: dict[str, str] = vars(package).get("_HOMES", {})
+    assert sorted(set(homes) & children) == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from peakopt.cli.report import report_columns, report_table, summaries
+from peakopt.campaign.summaries import summaries
+from peakopt.cli.summaries import report_columns, report_table
 from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.plots.html import render_report
 from peakopt.plots.worst import case_title, pick_worst, why

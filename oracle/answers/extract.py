@@ -30,8 +30,6 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
-from json_repair import repair_json
-
 from peakopt.oracle.answers.scan import Span, scan
 
 T = TypeVar("T")
@@ -112,6 +110,8 @@ def _repair(raw: str, relevant: Callable[[str], bool]) -> Any:
     if len(raw) > REPAIR_LIMIT or not relevant(raw):
         return None
     try:
+        from json_repair import repair_json  # only for an answer that needs repairing
+
         repaired = repair_json(raw)
     except Exception:  # any failure of the repair on arbitrary text (e.g. too deep) means: no JSON here
         return None

@@ -10,11 +10,12 @@ sweep then adds and compares integers only, so 0.1 s + 0.2 s ends exactly at
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from peakopt.models import Workflow
-from peakopt.oracle.base.exact import close, on_grid, over, to_float
+from peakopt.oracle.base.exact import close, digits, on_grid, over, to_float
 
 #: A placed segment on the grids: (start, end, task, amount).
 Placed = tuple[int, int, str, int]
@@ -59,6 +60,10 @@ class Grid:
     scale: int
 
 
+#: The smallest normal float's shortest decimal, ``(m, e)``.
+_NORMAL_MIN = digits(sys.float_info.min)
+
+
 def time_grid(workflow: Workflow, starts: Mapping[str, float]) -> Grid:
     """The durations and the known tasks' ``starts`` on one exact integer time grid."""
     durations = [s.duration for t in workflow.tasks for s in t.segments]
@@ -71,7 +76,19 @@ def time_grid(workflow: Workflow, starts: Mapping[str, float]) -> Grid:
     placed = dict(zip(given, rest, strict=True))
     index = workflow.index
     scale = max((max(abs(s), abs(s + bounds[index[t]][-1])) for t, s in placed.items()), default=0)
-    return Grid(exponent, bounds, placed, scale)
+    return Grid(exponent, bounds, placed, max(scale, _least_scale(exponent)) if scale else 0)
+
+
+def _least_scale(exponent: int) -> int:
+    """The smallest normal float on the grid of ``10**exponent`` (rounded up): the least time scale.
+
+    As :func:`~peakopt.oracle.base.exact.same_time` measures subnormal times (whose decimals carry
+    fewer digits than the tolerance assumes) against the smallest normal float, so does the judge.
+    """
+    m, e = _NORMAL_MIN
+    if e >= exponent:
+        return m * int(10 ** (e - exponent))
+    return -(-m // int(10 ** (exponent - e)))
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ class Violation(BaseModel):
         schedule avoids (one task over capacity on its own).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: ViolationKind
     message: str
@@ -89,7 +89,7 @@ class ResourceScore(BaseModel):
         resource is hard with ``soft_as_hard``).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     capacity: float
     peak: float
@@ -122,7 +122,7 @@ class Score(BaseModel):
     ``avoidable_cva`` and ``strict_mru`` stay PeakBench's, over every resource.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     workflow: str
     machine: str | None = None

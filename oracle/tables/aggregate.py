@@ -34,15 +34,21 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from peakopt.models.extras import LazyModule
 from peakopt.oracle.tables.intervals import Interval, mean_interval
 from peakopt.oracle.tables.pairs import SAMPLED_KEYS, group_value, means_by, question_keys, questions
 from peakopt.oracle.tables.rows import MonteCarloMeans, PlanRow, ScoreRow, drop_absent
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+else:
+    # NumPy on first use: a command's --help imports this module's names, and must not pay for NumPy
+    np = LazyModule("numpy", "the oracle")
 
 R = TypeVar("R", ScoreRow, PlanRow)
 GROUP_KEYS = ("source", "setting", "machine", "tier", "workflow")
@@ -52,7 +58,7 @@ PLAN_GROUP_KEYS = ("source", "setting", "tier", "workflow")
 class Stats(BaseModel):
     """Mean, median, 95th percentile (numpy's linear interpolation) and maximum of some values."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     count: int
     mean: float
@@ -150,7 +156,7 @@ class ScoreSummary(BaseModel):
     values or more.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     group: dict[str, str | None]
     records: int
@@ -290,7 +296,7 @@ def aggregate(
 class PlanSummary(BaseModel):
     """Aggregates of one group of :class:`PlanRow`: means over the valid predictions."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     group: dict[str, str | None]
     records: int
@@ -357,7 +363,7 @@ def spearman(x: npt.ArrayLike, y: npt.ArrayLike) -> float | None:
 class Correlation(BaseModel):
     """Correlation between a planning metric and a scheduling metric over paired records."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     group: dict[str, str | None]
     x: str

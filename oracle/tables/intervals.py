@@ -44,7 +44,7 @@ class Interval(BaseModel):
         Its confidence level (0.95).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     low: float
     high: float

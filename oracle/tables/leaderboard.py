@@ -32,7 +32,7 @@ Values = Mapping[str, Mapping[PairId, float]]
 class Standing(BaseModel):
     """One source's place on the leaderboard."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     rank: int
     source: str
@@ -44,7 +44,7 @@ class Standing(BaseModel):
 class Difference(BaseModel):
     """``better`` minus ``worse`` on the pairs both answered, with its interval."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     better: str
     worse: str
@@ -128,7 +128,7 @@ class Board(BaseModel):
         with), which the standings leave out; tables say so rather than drop them silently.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     metric: str = "efficiency"
     pair_keys: list[str]

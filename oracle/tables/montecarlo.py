@@ -18,18 +18,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol
 
 from peakopt.models import Machine, PeakoptError, Workflow
-from peakopt.oracle.base.arrays import Floats
+from peakopt.models.extras import LazyModule
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.base.instants import same_instant
 from peakopt.oracle.tables.rows import MonteCarlo
 from peakopt.oracle.uncertain.scenarios import Noise, Scenarios
 from peakopt.oracle.vector.realised import RealisedScorer, RealisedScores
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from peakopt.oracle.base.arrays import Floats
+else:
+    # NumPy on first use: a command's --help imports this module's names, and must not pay for NumPy
+    np = LazyModule("numpy", "the oracle")
 
 
 class NonFiniteError(PeakoptError):

@@ -27,12 +27,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
 from peakopt.models import Edge, Workflow
+from peakopt.models.extras import LazyModule
 from peakopt.oracle.answers.structure import Structure
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    # networkx on first use (a third of a second): a command's --help imports this module
+    nx = LazyModule("networkx", "the oracle")
 
 
 class PRF(BaseModel):
@@ -43,7 +50,7 @@ class PRF(BaseModel):
     harmonic mean (0 when either is 0).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     precision: float
     recall: float
@@ -78,7 +85,7 @@ class PlanScore(BaseModel):
         Steps the prediction invents; truth steps it never mentions.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     edges: PRF
     closure: PRF

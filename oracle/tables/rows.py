@@ -80,7 +80,7 @@ class MonteCarloMeans(BaseModel):
         (the slowed makespan likewise).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     safe_rate: float | None = None
     overflow_rate: float | None = None
@@ -193,7 +193,7 @@ class ScoreRow(BaseModel):
         left out of the row's JSON otherwise.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     line: int | None = None
     id: str | None = None
@@ -311,7 +311,7 @@ class PlanRow(BaseModel):
     ``setting`` and ``labels`` are the record's, as in :class:`ScoreRow`.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     line: int | None = None
     id: str | None = None

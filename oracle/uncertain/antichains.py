@@ -16,8 +16,15 @@ source side from the first to the second's ``in`` node.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import networkx as nx
+from peakopt.models.extras import LazyModule
+
+if TYPE_CHECKING:
+    import networkx as nx
+else:
+    # networkx on first use (a third of a second): a command's --help imports this module
+    nx = LazyModule("networkx", "the oracle")
 
 
 def heaviest_antichain(preds: Sequence[Sequence[int]], weight: Sequence[int]) -> list[int]:

@@ -32,11 +32,10 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from peakopt.models import PeakoptError, Segment, Task, Varies, Workflow, nominal_hash
+from peakopt.models.extras import LazyModule
 from peakopt.models.uncertainty import (
     U_HIGH,
     Distribution,
@@ -47,8 +46,15 @@ from peakopt.models.uncertainty import (
     check_draws,
     is_fixed,
 )
-from peakopt.oracle.base.arrays import Floats
 from peakopt.oracle.base.exact import digits
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from peakopt.oracle.base.arrays import Floats
+else:
+    # NumPy on first use: a command's --help imports this module's names, and must not pay for NumPy
+    np = LazyModule("numpy", "the oracle")
 
 #: Decimal places of realised run times: at least 3 (1 ms), at most 6 (1 µs).
 TIME_PLACES = (3, 6)

@@ -22,6 +22,7 @@ float64, so this path agrees with ``evaluate`` to float rounding:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -215,6 +216,8 @@ class BatchScorer:
         # the schedule's time scale, its largest |time|: the tolerance is relative to it
         reach = np.maximum(np.abs(clean), np.abs(clean + self.lengths))
         scale = np.where(missing, 0.0, reach).max(axis=1, initial=0.0)
+        # as the judge: a subnormal scale counts as the smallest normal float (see same_time)
+        scale = np.where(scale > 0, np.maximum(scale, sys.float_info.min), 0.0)
         avoidable_area, hot, used, peak = self._sweep(clean, present, span, scale)
         kept = np.ones_like(starts) if present is None else present.astype(float)
         area = kept @ self.floors + avoidable_area
