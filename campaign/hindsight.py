@@ -4,15 +4,12 @@ A policy that knew every realised duration in advance could do no better than th
 the realised workflow; the expected gap of a policy to that optimum is what noise costs it, and
 what no online policy can close entirely. A Monte Carlo run needs it for every scenario — the
 bundled suite at 100 samples is 90,000 realised workflow × machine pairs per noise level — so
-each is bounded in layers, the cheapest first (:func:`bound_one`):
-
-1. ``shortcut``: the fast heuristic portfolio (:func:`~peakopt.solver.heuristics.portfolio.best_starts`)
-   against the critical-path and energy bounds, on plain arrays (a few tenths of a millisecond);
-2. ``cliques``: that schedule against the solver's disjunctive clique bound on the exactly
-   scaled integers (:mod:`peakopt.solver.bounds`), where the data scale exactly;
-3. ``cpsat``: :func:`peakopt.solver.solve` from that schedule, with a short time limit; an
-   instance it does not prove keeps its bound and status ``feasible``, and its gap is then
-   reported against the lower bound (an upper bound on the true gap, as ``gap_vs_lb``).
+each is bounded by :func:`peakopt.solver.quick_optimum` (:func:`bound_one`), in layers, the
+cheapest first — the heuristic portfolio against the critical-path and energy bounds
+(``shortcut``), against the disjunctive clique bound (``cliques``), a short CP-SAT search
+(``cpsat``) — and every claim checked by the oracle as every :func:`peakopt.solver.solve` result
+is; an instance CP-SAT does not prove keeps its bound and status ``feasible``, and its gap is
+then reported against the lower bound (an upper bound on the true gap, as ``gap_vs_lb``).
 
 Bounds are cached by :func:`~peakopt.campaign.hindsight_cache.scenario_key` (the content of the
 realised instance: the nominal content hashes of the workflow and the machine, and the realised
@@ -29,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 from peakopt.campaign.executors import Executor, solve_deadline
 from peakopt.campaign.hindsight_cache import (
@@ -43,16 +40,10 @@ from peakopt.campaign.hindsight_cache import (
     scenario_key,
 )
 from peakopt.campaign.runner import Work, run_work
-from peakopt.models import Machine, PeakoptError, Schedule, Workflow, nominal_hash
+from peakopt.models import Machine, PeakoptError, Workflow, nominal_hash
 from peakopt.oracle.tables.sampled import Optima
 from peakopt.oracle.uncertain.scenarios import Scenarios
-from peakopt.solver import solve
-from peakopt.solver.bounds import lower_bound
-from peakopt.solver.conflicts import greedy_cliques
-from peakopt.solver.cpsat import CpsatOptions
-from peakopt.solver.heuristics import compile_problem
-from peakopt.solver.heuristics.portfolio import best_starts
-from peakopt.solver.scaling import scale
+from peakopt.solver import quick_optimum
 
 __all__ = [
     "BOUNDS",
@@ -77,11 +68,6 @@ __all__ = [
 ]
 
 
-#: CP-SAT for a scenario the shortcuts leave: a tiny model, one of thousands, where presolve
-#: costs more than it saves (17 → 9 ms each on the bundled suite's hardest scenarios).
-TINY = CpsatOptions(presolve=False)
-
-
 def bound_one(workflow: Workflow, machine: Machine, *, time_limit: float = 1.0, seed: int = 0) -> Bound:
     """The optimum of one realised workflow on a machine, by the cheapest layer that proves it.
 
@@ -99,43 +85,27 @@ def bound_one(workflow: Workflow, machine: Machine, *, time_limit: float = 1.0, 
     Returns
     -------
     Bound
-        Optimal when a layer proves it — the shortcuts up to the oracle's time tolerance
-        (a relative 1e-9), CP-SAT exactly — else feasible with CP-SAT's bound.
+        :func:`peakopt.solver.quick_optimum`'s result: optimal when a layer proves it — the
+        shortcuts up to the heuristics' time tolerance (a relative 1e-9), CP-SAT exactly — else
+        feasible with CP-SAT's bound; an error (never cached) when the solver fails or the
+        oracle rejects what a layer claims.
     """
     began = time.perf_counter()
-    problem = compile_problem(workflow, machine)
-    starts = best_starts(problem, "fast", seed)
-    span = problem.makespan(starts)
-    if span <= problem.lower_bound + problem.eps:
-        return Bound(
-            "optimal", span, span, "shortcut", time_limit, time.perf_counter() - began, tuple(starts)
-        )
-    integer = scale(workflow, machine)
-    if integer.exact:  # a rounded problem's bounds are not bounds of the real one
-        cliques = float(lower_bound(integer, greedy_cliques(integer)) * integer.tick)
-        if span <= cliques + problem.eps:
-            return Bound(
-                "optimal", span, span, "cliques", time_limit, time.perf_counter() - began, tuple(starts)
-            )
-    hint = Schedule(
-        workflow=workflow.id, machine=machine.name, starts=dict(zip(problem.ids, starts, strict=True))
-    )
     try:
-        result = solve(
-            workflow, machine, time_limit=time_limit, workers=1, seed=seed, hint=hint, options=TINY
-        )
+        result = quick_optimum(workflow, machine, time_limit=time_limit, seed=seed)
     except PeakoptError:
         result = None
     if result is None or result.makespan is None or result.starts is None or result.status == "error":
         return failed_bound(time_limit, time.perf_counter() - began)
     status: Literal["optimal", "feasible"] = "optimal" if result.status == "optimal" else "feasible"
+    source = cast(Source, result.params["layer"])
     return Bound(
         status,
         result.makespan,
         result.lower_bound if result.lower_bound is not None else 0.0,
-        "cpsat",
+        source,
         time_limit,
-        time.perf_counter() - began,
+        result.seconds,
         tuple(result.starts[t.id] for t in workflow.tasks),
     )
 

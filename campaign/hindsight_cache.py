@@ -19,7 +19,7 @@ from typing import Literal, cast
 from peakopt.campaign.store import Store
 from peakopt.models import Machine, Schedule, Workflow
 
-#: How a bound was found: the layers of :func:`peakopt.campaign.hindsight.bound_one`, in order.
+#: How a bound was found: the layers of :func:`peakopt.solver.quick_optimum` in order, or an error.
 Source = Literal["shortcut", "cliques", "cpsat", "error"]
 SOURCES: tuple[Source, ...] = ("shortcut", "cliques", "cpsat", "error")
 

@@ -60,8 +60,7 @@ def run_solve(item: SolveItem) -> SolveResult:
 
     # imported here, in the worker: the module is imported by `peakopt solve --help`, which must not
     # pay for OR-Tools
-    from peakopt.solver import solve
-    from peakopt.solver.robust import solve_robust
+    from peakopt.solver import solve, solve_robust
 
     settings = dict(item.settings)
     robust = settings.pop("robust", None)

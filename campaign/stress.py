@@ -30,8 +30,7 @@ from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import ScoreRow, evaluate, with_reference
 from peakopt.oracle.tables.score_rows import tier, with_efficiency
 from peakopt.oracle.uncertain.scenarios import Scenarios
-from peakopt.solver.heuristics import Method, parse_method
-from peakopt.solver.heuristics.identity import package_code
+from peakopt.solver.heuristics import Method, package_code, parse_method
 
 if TYPE_CHECKING:
     from peakopt.campaign.hindsight import Bound
@@ -154,7 +153,7 @@ def row_code(method: str) -> str:
 def solve_reference(item: Item) -> SolveResult:
     """The reference result of an item's workflow × machine."""
     # imported here: `report` and `stress --help` import this module and must not pay for OR-Tools
-    from peakopt.solver.pipeline import solve
+    from peakopt.solver import solve
 
     settings = item.settings
     return solve(

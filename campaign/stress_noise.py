@@ -47,8 +47,8 @@ from peakopt.oracle.uncertain.flows import resource_flow_edges
 from peakopt.oracle.uncertain.scenarios import draw
 from peakopt.oracle.uncertain.simulate import Simulation
 from peakopt.oracle.vector.realised import RealisedScorer
-from peakopt.solver.heuristics.online import policy_factory
-from peakopt.solver.robust import solve_robust
+from peakopt.solver import solve_robust
+from peakopt.solver.heuristics import policy_factory
 
 if TYPE_CHECKING:
     from peakopt.campaign.hindsight import Bounds

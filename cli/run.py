@@ -13,6 +13,7 @@ from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import grouped, seconds_option, seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
+from peakopt.models import PeakoptError
 from peakopt.models.extras import require
 from peakopt.runtime.cgroups import memory_limit, within_limit
 from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
@@ -260,11 +261,11 @@ def run_command(
     failed = [r for r in trace.steps if r.status == "failed"]
     if trace.error is not None:
         skipped = sum(r.status == "skipped" for r in trace.steps)
-        raise click.ClickException(trace.error + (f"; {plural(skipped, 'step')} skipped" if skipped else ""))
+        raise PeakoptError(trace.error + (f"; {plural(skipped, 'step')} skipped" if skipped else ""))
     if failed:
         skipped = sum(r.status == "skipped" for r in trace.steps)
         first = failed[0]
-        raise click.ClickException(
+        raise PeakoptError(
             f"step {first.id!r} failed ({(first.error or str(first.exit_code)).splitlines()[-1]})"
             + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")
             + (f"; {plural(skipped, 'step')} skipped" if skipped else "")

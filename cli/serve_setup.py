@@ -12,7 +12,7 @@ from peakopt.cli.common import warn
 from peakopt.cli.outputs import Output
 from peakopt.cli.runs import machine_for
 from peakopt.cli.targets import read_each
-from peakopt.models import Machine
+from peakopt.models import Machine, PeakoptError
 from peakopt.runtime.leases import GovernorError, named_live_policy
 from peakopt.runtime.profiles import ProfileStore
 from peakopt.runtime.sidecar_server import Service, build_service, listen
@@ -45,10 +45,10 @@ def bind(host: str, port: int) -> socket.socket:
         ) from None
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise click.ClickException(
+            raise PeakoptError(
                 f"{host}:{port} is in use by another process; name another --port (0: a free one)"
             ) from None
-        raise click.ClickException(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+        raise PeakoptError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
 
 
 def open_service(

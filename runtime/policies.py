@@ -18,7 +18,7 @@ from peakopt.models import Machine, Workflow
 from peakopt.oracle.uncertain.online import OnlinePolicy
 from peakopt.oracle.uncertain.policies import order_policy
 from peakopt.runtime.controller import ControllerError
-from peakopt.solver.heuristics.online import online_policy
+from peakopt.solver.heuristics import online_policy
 
 #: The policies that solve a reference first (the others are method names).
 PLANNED = ("robust", "optimal")
@@ -39,8 +39,7 @@ def named_policy(
     if name not in PLANNED:
         return online_policy(name, workflow, machine, seed=seed)
     # imported here: `peakopt run --help` imports this module and must not pay for OR-Tools
-    from peakopt.solver import solve
-    from peakopt.solver.robust import solve_robust
+    from peakopt.solver import solve, solve_robust
 
     reference = solve_robust if name == "robust" else solve
     result = reference(workflow, machine, time_limit=time_limit, seed=seed)

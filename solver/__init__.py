@@ -13,15 +13,19 @@ if TYPE_CHECKING:
     from peakopt.solver.backends import register
     from peakopt.solver.milp import MilpTooLarge
     from peakopt.solver.pipeline import BACKENDS, solve
+    from peakopt.solver.quick import quick_optimum
+    from peakopt.solver.robust import solve_robust
 
-__all__ = ["BACKENDS", "MilpTooLarge", "register", "solve"]
+__all__ = ["BACKENDS", "MilpTooLarge", "quick_optimum", "register", "solve", "solve_robust"]
 
 #: public name -> the module that defines it
 _HOMES = {
     "BACKENDS": "peakopt.solver.pipeline",
     "MilpTooLarge": "peakopt.solver.milp",
+    "quick_optimum": "peakopt.solver.quick",
     "register": "peakopt.solver.backends",
     "solve": "peakopt.solver.pipeline",
+    "solve_robust": "peakopt.solver.robust",
 }
 
 

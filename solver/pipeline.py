@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
-from peakopt.oracle import Score, broken_pins, cva_floor, evaluate, measure, same_time
+from peakopt.oracle import broken_pins, same_time
 from peakopt.oracle.base.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
+from peakopt.solver.checked import Verdict, judge, verified
 from peakopt.solver.conflicts import Node, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.energetic import destructive_bound
@@ -57,7 +57,8 @@ def peak_memory_mb() -> float | None:
     return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)  # bytes on macOS, else KB
 
 
-def _check_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:
+def check_solve_arguments(time_limit: float, workers: int, gap_limit: float, backend: str) -> None:
+    """Refuse (``ValueError``) what :func:`solve` cannot take: the limits and the backend's name."""
     if not time_limit > 0 or math.isinf(time_limit):
         raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
     if workers < 1:
@@ -154,7 +155,7 @@ def solve(
     peakopt.solver.milp.MilpTooLarge
         When the MILP backend is asked for an instance too large for it.
     """
-    _check_arguments(time_limit, workers, gap_limit, backend)
+    check_solve_arguments(time_limit, workers, gap_limit, backend)
     pins = check_pins(workflow, fixed, release)
     began = time.perf_counter()
     problem = pin(scale(workflow, machine, times=pins.times), pins, workflow.id)
@@ -259,7 +260,7 @@ def _real(
     ticks: list[int],
     relaxed: _Relaxation | None,
     pins: Pins,
-) -> tuple[dict[str, float], Score]:
+) -> tuple[dict[str, float], Verdict]:
     """The schedule in seconds and the oracle's score of it, in real time and units.
 
     On rounded data the schedule compressed in real time
@@ -273,9 +274,8 @@ def _real(
         schedules.append(left_justified(workflow, relaxed.problem, relaxed.starts))
     best = None
     for starts in schedules:
+        score = judge(workflow, machine, starts)
         schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts)
-        # a reference overflows no resource, soft ones included
-        score = evaluate(workflow, machine, schedule, soft_as_hard=True)
         kept = not broken_pins(schedule, pins.fixed, pins.release)
         if best is None or (score.valid and score.safe and kept and score.makespan < best[1].makespan):
             best = (starts, score)
@@ -327,39 +327,22 @@ def _result(
         ends = (fraction(starts[t]) + d for t, d in zip(problem.ids, real_lengths(workflow), strict=True))
         proven = max(ends, default=Fraction(0)) <= lower
         agrees = makespan <= problem.seconds(outcome.makespan)  # rounding up only lengthens
-    # a proven optimum is reported as the makespan's float; any other bound rounded down
-    bound = makespan if proven else min(float_below(lower), makespan)
-    status: Literal["optimal", "feasible", "error"] = "optimal" if proven else "feasible"
     message = problem.note or None
     if message and not proven:
         message += "; the real optimum lies between lower_bound and makespan"
-    floor = cva_floor(measure(workflow, machine))
-    if not math.isfinite(floor):  # e.g. a demand of 1e300 on a capacity of 1e-300
-        floor = sys.float_info.max
-        message = "; ".join(filter(None, [message, "cva floor past the largest float, reported as it"]))
-    broken = broken_pins(
-        Schedule(workflow=workflow.id, machine=machine.name, starts=starts), pins.fixed, pins.release
-    )
-    if not (score.valid and score.safe and agrees and not broken):
-        status, message = (
-            "error",
-            "internal error: the oracle rejects the schedule: "
-            + "; ".join([*score.reasons, *broken, f"avoidable cva {score.avoidable_cva:g}"]),
-        )
-    return SolveResult(
-        workflow=workflow.id,
-        machine=machine.name,
-        status=status,
-        makespan=makespan,
-        lower_bound=bound,
-        starts=starts,
-        cva_floor=floor,
+    return verified(
+        workflow,
+        machine,
+        starts,
+        score,
+        proven=proven,
+        lower=lower,
+        agrees=agrees,
+        pins=pins,
         solver=backend,
         params=params,
         seconds=seconds,
         exact=problem.exact,
         tick=float(problem.tick),
         message=message,
-        workflow_hash=nominal_hash(workflow),
-        machine_hash=nominal_hash(machine),
     )

@@ -73,3 +73,19 @@ def test_the_built_ins_share_the_identity_of_the_heuristics_sources(
     package_code.cache_clear()
     assert package_code("plug_id_c") != first  # an edit of any of its files
     fresh("plug_id_c")
+
+
+def test_a_package_code_sees_its_subpackages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the oracle's rooms are subpackages: an edit of oracle/judge/metrics.py must make its rows stale
+    monkeypatch.syspath_prepend(str(tmp_path))
+    package = tmp_path / "plug_id_n"
+    (package / "room").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "room" / "__init__.py").write_text("")
+    (package / "room" / "metrics.py").write_text("A = 1\n")
+    importlib.import_module("plug_id_n")
+    first = package_code("plug_id_n")
+    (package / "room" / "metrics.py").write_text("A = 2\n")
+    package_code.cache_clear()
+    assert package_code("plug_id_n") != first
+    fresh("plug_id_n")

@@ -4,7 +4,8 @@ models <- instances; oracle <- solver <- campaign <- cli; plots <- cli only; not
 cli; the oracle imports models only; the solver imports neither instances nor campaign; the
 campaign imports neither cli nor plots. Inside the oracle, one way up: a room imports only the
 rooms below it (:data:`ROOMS`), and none imports the public face ``peakopt.oracle``. Imports
-inside functions and under TYPE_CHECKING count.
+inside functions and under TYPE_CHECKING count. The campaign, evals and runtime reach the solver
+through its public faces only (:data:`SOLVER_FACES`): one solve path.
 """
 
 from __future__ import annotations
@@ -176,6 +177,34 @@ def test_the_solver_imports_neither_instances_nor_campaign() -> None:
 def test_the_campaign_imports_neither_cli_nor_plots() -> None:
     wrong = [e for e in edges() if e[2] == "campaign" and e[3] in ("cli", "plots")]
     assert not wrong, crossing("workers run the campaign's code: it must not need the command line", wrong)
+
+
+#: The solver's public faces: all that the packages above it (and beside the campaign) import of it.
+#: ``peakopt.solver`` loads its names lazily (OR-Tools only with ``solve``); the heuristics are a
+#: face of their own, which never loads OR-Tools.
+SOLVER_FACES = frozenset({"peakopt.solver", "peakopt.solver.heuristics"})
+#: The packages held to them (the command line is not, yet: its modules are being moved).
+THROUGH_THE_FACES = frozenset({"campaign", "evals", "runtime"})
+
+
+def behind_the_faces(found: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """The edges from the campaign, evals or runtime to a solver module that is not a public face."""
+    return [e for e in found if e[2] in THROUGH_THE_FACES and e[3] == "solver" and e[1] not in SOLVER_FACES]
+
+
+def test_the_campaign_runtime_and_evals_use_only_the_solvers_public_faces() -> None:
+    assert "peakopt.solver" in imports()["peakopt.campaign.hindsight"]
+    wrong = behind_the_faces(edges())
+    assert not wrong, crossing("one solve path: through peakopt.solver (or peakopt.solver.heuristics)", wrong)
+
+
+def test_the_faces_check_finds_an_import_of_a_solver_module() -> None:
+    face = ("peakopt.campaign.hindsight", "peakopt.solver", "campaign", "solver")
+    heuristics = ("peakopt.campaign.stress", "peakopt.solver.heuristics", "campaign", "solver")
+    inside = ("peakopt.campaign.hindsight", "peakopt.solver.bounds", "campaign", "solver")
+    nested = ("peakopt.runtime.policies", "peakopt.solver.heuristics.online", "runtime", "solver")
+    own = ("peakopt.solver.quick", "peakopt.solver.bounds", "solver", "solver")
+    assert behind_the_faces([face, heuristics, inside, nested, own]) == [inside, nested]
 
 
 def closure(module: str) -> set[str]:

@@ -2,6 +2,7 @@
 
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, MethodError, PluginError
+from peakopt.solver.heuristics.identity import package_code
 from peakopt.solver.heuristics.methods import METHOD_PATTERNS, Method, method_names, parse_method, run
 from peakopt.solver.heuristics.online import online_policy, policy_factory
 from peakopt.solver.heuristics.plugins import GROUP, Plugin, load_plugin
@@ -24,6 +25,7 @@ __all__ = [
     "load_plugin",
     "method_names",
     "online_policy",
+    "package_code",
     "parse_method",
     "policy_factory",
     "run",

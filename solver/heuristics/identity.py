@@ -26,19 +26,25 @@ from typing import Any
 DIGITS = 16
 
 
-def digest(files: Iterable[Path]) -> str:
-    """SHA-256 over the files' names and bytes, in the order given."""
+def digest(files: Iterable[Path], root: Path | None = None) -> str:
+    """SHA-256 over the files' names (relative to ``root``, if given) and bytes, in the order given."""
     hasher = hashlib.sha256()
     for path in files:
-        hasher.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        name = path.name if root is None else path.relative_to(root).as_posix()
+        hasher.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     return hasher.hexdigest()[:DIGITS]
 
 
 @functools.lru_cache(maxsize=16)
 def package_code(package: str) -> str:
-    """The digest of every ``.py`` file of an imported package's folder (sorted by name)."""
+    """The digest of every ``.py`` file of an imported package's folder and its subfolders (sorted).
+
+    Subpackages count (the oracle's rooms): a row judged by ``oracle/judge/metrics.py`` is stale
+    when that file changes. A flat package's digest is the same as when only its own folder counted.
+    """
     folder = Path(sys.modules[package].__file__ or "").parent
-    return digest(sorted(folder.glob("*.py")))
+    files = sorted(folder.rglob("*.py"), key=lambda path: path.relative_to(folder).parts)
+    return digest(files, folder)
 
 
 def builtin_code() -> str:
