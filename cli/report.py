@@ -210,7 +210,8 @@ def read_inputs(paths: Sequence[str], strict: bool) -> dict[str, list[ScoreRow]]
                 raise
             skipped.append(exc)
     if not read:
-        raise skipped[0]
+        first = skipped[0]
+        raise InputError(first.source, first.item, first.rule)
     for error in skipped:
         warn(f"skipped {error.source}: {error.rule}")
     return read
