@@ -13,8 +13,10 @@ from peakopt.runtime.trace import Trace
 #: A Python child: ``phases`` of (MiB held, seconds, processes burning CPU); each phase's memory is
 #: allocated (and touched) on top of the previous phases', and each burning process spends the
 #: phase's seconds of *CPU time* (thread_time), so the CPU seconds are known however loaded the machine is.
+#: With ``CHILD_CPU_FILE`` set, the child writes there the CPU seconds the kernel gave it and its
+#: processes (``getrusage``, user and system) just before it exits: start-up and page faults included.
 CHILD = """
-import multiprocessing as mp, sys, time
+import multiprocessing as mp, os, resource, sys, time
 def burn(seconds):
     end = time.thread_time() + seconds
     while time.thread_time() < end:
@@ -35,6 +37,10 @@ if __name__ == "__main__":
                 w.join()
         else:
             time.sleep(seconds)
+    if os.environ.get("CHILD_CPU_FILE"):
+        used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+        with open(os.environ["CHILD_CPU_FILE"], "w") as out:
+            out.write(str(sum(u.ru_utime + u.ru_stime for u in used)))
 """
 
 

@@ -211,7 +211,11 @@ ACCOUNTING = [
 
 
 @pytest.mark.parametrize("accounting", ACCOUNTING)
-def test_a_child_in_phases_is_measured_within_tolerance(accounting: Accounting) -> None:
+def test_a_child_in_phases_is_measured_within_tolerance(
+    accounting: Accounting, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = tmp_path / "cpu"
+    monkeypatch.setenv("CHILD_CPU_FILE", str(own))
     # 80 MiB for 0.8 s of CPU on one process, then 200 MiB more, asleep for 0.8 s
     task = profile_command(
         child((80, 0.8, 1), (200, 0.8, 0)), task_id="phases", interval=0.05, accounting=accounting
@@ -231,7 +235,11 @@ def test_a_child_in_phases_is_measured_within_tolerance(accounting: Accounting) 
     assert sum(s.duration for s in last) >= 0.5, task.segments  # the second phase, asleep
     asleep = sum(s.duration * s.demand["cpu"] for s in last) / sum(s.duration for s in last)
     assert asleep <= 0.3, task.segments  # mostly asleep (allocating 200 MiB takes some CPU)
-    assert 0.8 <= meta["cpu_seconds"][0] <= 0.8 + 0.5  # the kernel's count: the burn plus start-up
+    # the kernel's count: the burn plus start-up and page faults, which a loaded machine makes dearer
+    # (1.302 s seen in CI), so checked against the child's own count; after it wrote that, the
+    # child only frees its memory and exits (0.04-0.07 s measured here)
+    counted = float(own.read_text())
+    assert 0.8 <= counted <= meta["cpu_seconds"][0] <= counted + 0.25, (counted, meta["cpu_seconds"])
     assert task.length >= 1.6 and meta["runs"] == 1 and meta["interval"] == 0.05
     assert 280 <= meta["memory_peak_mb"][0] <= 280 + INTERPRETER  # the run's peak (cgroups: the kernel's)
 
