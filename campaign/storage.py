@@ -19,6 +19,7 @@ and then say that the store is locked instead of failing halfway.
 
 from __future__ import annotations
 
+import importlib.metadata
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -266,6 +267,10 @@ def connect_read_write(path: str | Path, *, fresh: bool = False) -> sqlite3.Conn
                 )
             for statement in _OPTIONAL:
                 db.execute(statement.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+            # the version that last wrote: a report's provenance (schema 1 and 2 stores lack it)
+            db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('peakopt', ?)", (importlib.metadata.version("peakopt"),)
+            )
         # WAL: readers never wait for the campaign; NORMAL: a killed process loses no commit
         with _errors(source):
             db.execute("PRAGMA journal_mode=WAL")

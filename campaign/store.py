@@ -24,6 +24,7 @@ whose code is still the same; a row made by other code is run again and replaced
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -113,6 +114,35 @@ class Found:
     mutations: tuple[str, ...]
     row: ScoreRow | None
     reference: SolveResult | None
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """What a store records of its making (:meth:`Store.made`).
+
+    Attributes
+    ----------
+    workflows, machines
+        How many workflows and machine profiles it holds.
+    inputs
+        A digest of their content hashes (sorted): two stores of the same inputs share it.
+    finished
+        When its last result was written (Unix time; None without results).
+    codes
+        The code identities of its rows (the methods' and the oracle's).
+    params
+        The methods' distinct parameters.
+    peakopt
+        The version of peakopt that last wrote it (None: a store written before it was recorded).
+    """
+
+    workflows: int
+    machines: int
+    inputs: str
+    finished: float | None
+    codes: tuple[str, ...]
+    params: tuple[dict[str, Any], ...]
+    peakopt: str | None
 
 
 class Store:
@@ -294,6 +324,27 @@ class Store:
         return [
             m for (m,) in self.db.execute("SELECT method FROM results GROUP BY method ORDER BY MIN(rowid)")
         ]
+
+    def made(self) -> StoreFacts:
+        """What the store records of its making (for a report's provenance)."""
+        meta = dict(self.db.execute("SELECT key, value FROM meta"))
+        instances = [i for (i,) in self.db.execute("SELECT instance FROM instances ORDER BY instance")]
+        machines = [m for (m,) in self.db.execute("SELECT machine FROM machines ORDER BY machine")]
+        (finished,) = self.db.execute("SELECT MAX(finished) FROM results").fetchone()
+        codes = [c for (c,) in self.db.execute("SELECT DISTINCT code FROM results ORDER BY code")]
+        params = [
+            json.loads(p) for (p,) in self.db.execute("SELECT DISTINCT params FROM results ORDER BY params")
+        ]
+        inputs = hashlib.sha256("\n".join([*instances, "", *machines]).encode()).hexdigest()[:32]
+        return StoreFacts(
+            len(instances),
+            len(machines),
+            inputs,
+            None if finished is None else float(finished),
+            tuple(codes),
+            tuple(p for p in params if isinstance(p, dict)),
+            meta.get("peakopt"),
+        )
 
     def count(self) -> int:
         """Result rows present."""

@@ -68,12 +68,14 @@ def _markdown_cell(text: str) -> str:
 
 
 def markdown(table: Table) -> str:
-    """A Markdown pipe table (GitHub's and MkDocs' syntax), its title as a bold line above it."""
+    """A Markdown pipe table (GitHub's and MkDocs' syntax): its title a bold line above, its caption below."""
     headers, right, rows = cells(table)
     lines = [f"**{markdown_text(str(table.title))}**", ""] if table.title else []
     lines.append("| " + " | ".join(_markdown_cell(h) for h in headers) + " |")
     lines.append("|" + "|".join("---:" if r else ":---" for r in right) + "|")
     lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]
+    if table.caption:
+        lines += ["", markdown_text(str(table.caption))]  # what the table shows: never left out
     return "\n".join(lines) + "\n"
 
 
@@ -83,7 +85,7 @@ def latex_text(text: str) -> str:
 
 
 def latex(table: Table) -> str:
-    """A LaTeX ``tabular`` (booktabs rules), its title as a comment line above it."""
+    """A LaTeX ``tabular`` (booktabs rules), its title as a comment line above it, its caption below."""
     headers, right, rows = cells(table)
     lines = [f"% {latex_text(str(table.title))}"] if table.title else []
     lines.append("\\begin{tabular}{" + "".join("r" if r else "l" for r in right) + "}")
@@ -92,6 +94,8 @@ def latex(table: Table) -> str:
     lines.append("\\midrule")
     lines += [" & ".join(latex_text(c) for c in row) + " \\\\" for row in rows]
     lines += ["\\bottomrule", "\\end{tabular}"]
+    if table.caption:
+        lines.append(f"% {latex_text(str(table.caption))}")
     return "\n".join(lines) + "\n"
 
 

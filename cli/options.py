@@ -166,3 +166,17 @@ def check_by(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) ->
     except ValueError as exc:
         also = ", ".join(f"{alias} for {name}" for alias, name in BY_ALIASES.items())
         raise click.BadParameter(f"{exc} ({also})", param_hint="--by") from None
+
+
+def split_option(needs: str) -> Callable[[F], F]:
+    """``--split all|hard`` (:data:`peakopt.campaign.floor.SPLITS`); ``needs`` says what the split needs."""
+    from peakopt.campaign.floor import SPLITS  # only its names: the floor's imports are light
+
+    return click.option(
+        "--split",
+        type=click.Choice(SPLITS),
+        default="all",
+        show_default=True,
+        help="Only the pairs of this split: hard = those no trivial answer (every step at 0, one at "
+        f"a time, ASAP) solves optimally; {needs}.",
+    )

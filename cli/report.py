@@ -1,25 +1,39 @@
-"""``peakopt report``: per-method statistics of a stress store or a scores file."""
+"""``peakopt report``: per-method statistics of stress stores, scores files and Inspect logs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import click
+from rich.table import Table
 
 from peakopt.campaign.export import worst_cases
 from peakopt.campaign.gates import Threshold
+from peakopt.campaign.provenance import other_oracles, report_facts
 from peakopt.campaign.ranges import COUNT_OR_NONE
 from peakopt.campaign.storage import is_store_path
-from peakopt.campaign.store import Store, read_score_rows
+from peakopt.campaign.store import Store
 from peakopt.campaign.summaries import summaries
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import check_by
+from peakopt.cli.options import check_by, split_option
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score_files import load_references, read_scores, scope_pairs
+from peakopt.cli.report_inputs import (
+    ReportInput,
+    Trivial,
+    cells_table,
+    fields_table,
+    floor_caption,
+    floor_cells,
+    read_inputs,
+    split_rows,
+    trivial_answers,
+    with_task_suite,
+)
+from peakopt.cli.score_files import load_references, scope_pairs
 from peakopt.cli.summaries import (
     BY_FIELDS,
     by_sources,
@@ -31,42 +45,18 @@ from peakopt.cli.summaries import (
 )
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import Scopes
-from peakopt.evals.logs import is_eval_log, log_score_rows, read_log
-from peakopt.instances import InputError
-from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Workflow
+from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.models.extras import require
 from peakopt.oracle import ScoreRow, evaluate
 from peakopt.oracle.judge.references import Checked
 from peakopt.oracle.tables.aggregate import group_rows
-from peakopt.oracle.tables.leaderboard import board
+from peakopt.oracle.tables.leaderboard import board, in_rank_order
+from peakopt.plots.cells import Cells
 from peakopt.plots.worst import case_title, pick_worst
 
 if TYPE_CHECKING:
     from peakopt.plots.html import WorstCase
     from peakopt.plots.schedule_plot import Drawn
-
-
-def read_rows(path: str, strict: bool = False) -> list[ScoreRow]:
-    """Score rows of a results store (SQLite, opened read-only), a scores file or an Inspect log.
-
-    A scores file is what ``peakopt score -o`` writes; of an Inspect log of
-    ``peakopt/schedule``, the rows its scorer kept are read. ``strict``: what would be a
-    warning about a log (incomplete, errored samples) is an error.
-
-    A file named like a store (``.sqlite``, ``.db``...) or starting with SQLite's header is
-    read as a store only: a damaged one is an error, never read as JSON Lines.
-    """
-    source = Path(path)
-    if is_eval_log(source):
-
-        def refuse(message: str) -> None:
-            raise InputError(path, "", message.removeprefix(f"{path}: ") + " (--strict)")
-
-        # says what a missing path, a directory, another log is
-        return log_score_rows(source, refuse if strict else warn)
-    if not source.exists():
-        raise InputError(path, "", "does not exist")
-    return read_score_rows(source) if is_store_path(source) else read_scores(path)
 
 
 @click.command("report")
@@ -100,6 +90,10 @@ def read_rows(path: str, strict: bool = False) -> list[ScoreRow]:
     help="Reference results, to draw the optimum next to a scores file's worst cases (an Inspect "
     "log's task names its own).",
 )
+@split_option(
+    "needs each input's suite and references (a log's task names them; --suite and --reference "
+    "for a scores file)"
+)
 @format_option
 @fail_on_option
 @click.option(
@@ -120,6 +114,7 @@ def report(
     reference_path: str | None,
     table_format: str | None,
     fail_on: list[Threshold],
+    split: str,
     strict: bool,
 ) -> None:
     """Per-method statistics of stress runs (SQLite stores), scores or Inspect logs, and a leaderboard.
@@ -139,6 +134,15 @@ def report(
     safe rate, mean / median / p95 / max gap to the proven optimum (over safe
     rows), the largest gap to the lower bound, mean avoidable cva, mean
     strict and safe MRU.
+
+    Then the inputs: per input its kind, sources, suite by name and content
+    hash, settings, split, seeds, counts, Inspect task and arguments, date,
+    and the peakopt version and oracle that judged it (or "not recorded").
+    Every table follows the leaderboard's order. Where an input's suite and
+    references are known (a log's task names both; --suite and --reference
+    for a scores file), the floor comes after the leaderboard: the trivial
+    answers (every step at 0, one at a time, ASAP) scored on the same pairs.
+    --split hard keeps only the pairs none of them solves.
 
     With -o, also writes one HTML file (styles and pictures embedded): the
     tables, the gap profile per method (share of pairs within x % of the
@@ -161,60 +165,77 @@ def report(
     out = claim(output, [*paths, *suites, *([reference_path] if reference_path else [])])
     if out is not None:
         require("matplotlib", "report -o (the HTML report)")  # before any work
-    # the rows of every input together: each row's source (method, model) says whose it is
-    read = read_inputs(paths, strict)
-    rows = [row for found_rows in read.values() for row in found_rows]
+    # the --suite and --reference inputs are read (and the references checked) before anything is printed
+    given = drawing_inputs(suites, reference_path)
+    inputs = [_with_suite(found, given) for found in read_inputs(paths, strict, given)]
+    trivial = trivial_answers(inputs)
+    inputs = split_rows(inputs, trivial, split)
+    if split == "hard":
+        trivial = trivial_answers(inputs)
+    rows = [row for found in inputs for row in found.rows]
     check_by(rows, by)
-    # the inputs of the drawings are read (and the references checked) before anything is printed
-    drawn = drawing_inputs(suites, reference_path) if out is not None else None
-    found = summaries(rows, by)
     ranked = board(rows)
-    inputs = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
-    title = f"peakopt report: {plural(len(rows), 'row')} from {inputs}"
-    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked)
+    found = in_rank_order(summaries(rows, by), lambda s: s.group.get("source"), ranked)
+    title = f"peakopt report: {plural(len(rows), 'row')} from {_named(paths)}"
+    provenance = [i.provenance.fields() for i in inputs]
+    facts = report_facts([i.provenance for i in inputs], split)
+    for other in other_oracles([i.provenance for i in inputs]):
+        warn(
+            f"{other.path} was judged by oracle {other.oracle}, this report's is {facts['oracle']}: "
+            "its rows are as that oracle gave them (rescore its answers to judge them anew)"
+        )
+    floor_table = [_floor_table(trivial)] if trivial is not None else []
+    inputs_table = fields_table("inputs", Cells(made_line(facts), provenance))
+    if trivial is None:
+        note(NO_FLOOR)
+    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked, floor_table, [inputs_table])
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
-        cases = [case for path, own in read.items() for case in worst_drawings(path, own, worst, drawn)]
+        cases = [case for i in inputs for case in worst_drawings(i, worst)]
         page = render_report(
             rows,
-            title=f"peakopt report: {Path(paths[0]).name if len(paths) == 1 else f'{len(paths)} inputs'}",
+            title=f"peakopt report: {facts['suites']} ({plural(len(paths), 'input')})",
             worst=cases,
             listed=worst,
             columns=report_columns(),
             board=ranked,
+            provenance=Cells(made_line(facts), provenance),
+            floor=None if trivial is None else Cells(floor_caption(trivial), floor_cells(trivial)),
         )
         out.write_text(page)
         wrote(output, f"{plural(len(found), 'group')}, {plural(len(cases), 'worst case')} drawn")
     gate(found, fail_on)
 
 
-def read_inputs(paths: Sequence[str], strict: bool) -> dict[str, list[ScoreRow]]:
-    """The rows of each input; an Inspect log that cannot be used is skipped with a warning.
+#: Why a report has no floor.
+NO_FLOOR = (
+    "no floor (the trivial answers' rows): no input names its suite and references (a log's task "
+    "names both; give --suite and --reference for a scores file)"
+)
 
-    Unless ``strict``: then it is an error, as any other input that cannot be read always is.
-    When no input is left, the first log's error is raised.
 
-    Raises
-    ------
-    InputError
-        For an input that cannot be read (see above).
-    """
-    read: dict[str, list[ScoreRow]] = {}
-    skipped: list[InputError] = []
-    for path in paths:
-        try:
-            read[path] = read_rows(path, strict)
-        except InputError as exc:
-            if strict or not is_eval_log(Path(path)):
-                raise
-            skipped.append(exc)
-    if not read:
-        first = skipped[0]
-        raise InputError(first.source, first.item, first.rule)
-    for error in skipped:
-        warn(f"skipped {error.source}: {error.rule}")
-    return read
+def made_line(facts: Mapping[str, str]) -> str:
+    """The report's own provenance on one line: when, by which peakopt and oracle, of which suites."""
+    return "; ".join(f"{key} {value}" for key, value in facts.items() if key != "inputs")
+
+
+def _named(paths: Sequence[str]) -> str:
+    return paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
+
+
+def _with_suite(found: ReportInput, given: tuple[Scopes | None, Checked]) -> ReportInput:
+    """A log's input with its suite: ``--suite``'s when given, else the one its task names."""
+    if found.log is None:
+        return found
+    scopes, references = given
+    if scopes is not None:
+        return replace(found, scopes=scopes, references=references)
+    return with_task_suite(found, note)
+
+
+def _floor_table(trivial: Trivial) -> Table:
+    return cells_table("floor: trivial answers", Cells(floor_caption(trivial), floor_cells(trivial)))
 
 
 def drawing(
@@ -236,7 +257,7 @@ def _case(
     if ref is not None and ref.starts is not None:
         label = "optimal" if ref.status == "optimal" else f"best found ({ref.status})"
         drawn.append(drawing(workflow, machine, label, ref.starts, 0.0 if ref.status == "optimal" else None))
-    return WorstCase(case_title(method, row, workflow.id, machine.name), workflow, machine, drawn)
+    return WorstCase(case_title(method, row, workflow.id, machine.name), workflow, machine, drawn, method)
 
 
 def drawing_inputs(suites: tuple[str, ...], reference_path: str | None) -> tuple[Scopes | None, Checked]:
@@ -245,39 +266,16 @@ def drawing_inputs(suites: tuple[str, ...], reference_path: str | None) -> tuple
     return scopes, load_references(reference_path, scope_pairs(scopes) if scopes else [])
 
 
-def log_inputs(path: str) -> tuple[Scopes | None, Checked]:
-    """The suite and references an Inspect log's task names, to draw its worst cases (said on stderr).
-
-    None (with a warning) when the log names no suite or it cannot be read any more.
-    """
-    log = read_log(path)
-    suite, reference = log.metadata.get("suite"), log.metadata.get("reference")
-    if not isinstance(suite, str):
-        warn(f"{path}: the log names no suite: its worst cases are not drawn (give --suite)")
-        return None, {}
-    try:
-        scopes = Scopes.read([suite], None, "peak", False)
-        pairs = scope_pairs(scopes)
-        references = load_references(reference, pairs) if isinstance(reference, str) else {}
-    except PeakoptError as exc:
-        warn(f"{path}: its task's suite {suite} cannot be read ({exc}): its worst cases are not drawn")
-        return None, {}
-    note(f"{path}: drawing its worst cases on the suite its task names, {suite}")
-    return scopes, references
-
-
-def worst_drawings(
-    path: str, rows: Sequence[ScoreRow], count: int, inputs: tuple[Scopes | None, Checked] | None
-) -> list[WorstCase]:
+def worst_drawings(found: ReportInput, count: int) -> list[WorstCase]:
     """Each method's ``count`` worst cases, next to the optimum, from a store, a scores file or a log.
 
-    A scores file names its workflows only: without a suite in ``inputs`` there is nothing to
-    draw. An Inspect log without one is drawn on the suite its task names (:func:`log_inputs`).
+    A scores file names its workflows only: without its suite (``--suite``) there is nothing to
+    draw; a log is drawn on the suite its task names (:func:`~peakopt.cli.report_inputs.with_task_suite`).
     """
     if count <= 0:
         return []
-    if is_store_path(path):
-        store = Store(path, read_only=True)
+    if is_store_path(found.path):
+        store = Store(found.path, read_only=True)
         try:
             return [
                 _case(c.method, c.row, c.workflow, c.machine, c.reference)
@@ -285,13 +283,11 @@ def worst_drawings(
             ]
         finally:
             store.close()
-    scopes, references = inputs or (None, {})
-    if scopes is None and is_eval_log(Path(path)):
-        scopes, references = log_inputs(path)
+    scopes, references = found.scopes, found.references
     if scopes is None:
         return []
     cases = []
-    for (source,), members in group_rows(rows, ("source",)).items():
+    for (source,), members in group_rows(found.rows, ("source",)).items():
         worst = pick_worst([r for r in members if r.starts], count)
         for row in worst.by_gap + worst.unsafe:
             suite = scopes.of({"workflow": row.workflow})

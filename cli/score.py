@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 import click
 from pydantic import BaseModel
 
+from peakopt.campaign.floor import hard_pairs
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.common import (
     ReadOptions,
@@ -20,7 +21,7 @@ from peakopt.cli.common import (
 )
 from peakopt.cli.exports import check_export, format_option, show_tables
 from peakopt.cli.messages import console, note, plural, quiet_option, wrote
-from peakopt.cli.options import by_option, check_by, grouped
+from peakopt.cli.options import by_option, check_by, grouped, split_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.runs import RunInputs, TraceOptions, machine_for, score_runs, traces_group
 from peakopt.cli.sampling import (
@@ -43,6 +44,7 @@ from peakopt.cli.tables import (
     score_table,
 )
 from peakopt.cli.targets import Scopes
+from peakopt.instances import InputError
 from peakopt.instances.native import to_jsonl
 from peakopt.instances.records import Record
 from peakopt.models import Machine, Workflow
@@ -57,6 +59,40 @@ from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.uncertain.scenarios import Noise
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class ReplayChoices:
+    """``--delay-from`` and ``--missing``: how a record's plan is replayed."""
+
+    delay_from: str
+    missing: str
+
+    def options(self) -> ReplayOptions:
+        """As the oracle takes them."""
+        # click.Choice has checked the values against the Literal types' members
+        return ReplayOptions(delay_from=cast(DelayFrom, self.delay_from), missing=cast(Missing, self.missing))
+
+
+#: ``--delay-from`` and ``--missing``, reaching ``score`` as ``replay``, one :class:`ReplayChoices`.
+replay_group = grouped(
+    "replay",
+    ReplayChoices,
+    click.option(
+        "--delay-from",
+        type=click.Choice(DELAY_FROM),
+        default="ready",
+        show_default=True,
+        help="What a requested_delay counts from: when the predecessors finish, or time 0.",
+    ),
+    click.option(
+        "--missing",
+        type=click.Choice(MISSING),
+        default="invalid",
+        show_default=True,
+        help="Missing steps make a record invalid, or start as soon as ready (asap).",
+    ),
+)
 
 
 def grouping(known: Sequence[str]) -> Callable[[F], F]:
@@ -132,20 +168,8 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
     help="JSON Lines of reference results (peakopt solve -o) for the gaps.",
 )
 @sampling_group
-@click.option(
-    "--delay-from",
-    type=click.Choice(DELAY_FROM),
-    default="ready",
-    show_default=True,
-    help="What a requested_delay counts from: when the predecessors finish, or time 0.",
-)
-@click.option(
-    "--missing",
-    type=click.Choice(MISSING),
-    default="invalid",
-    show_default=True,
-    help="Missing steps make a record invalid, or start as soon as ready (asap).",
-)
+@replay_group
+@split_option("needs --reference for every pair")
 @traces_group
 @soft_as_hard_option
 @grouping(GROUP_KEYS)
@@ -159,8 +183,8 @@ def score(
     schedules: str | None,
     reference: str | None,
     sample: SamplingOptions,
-    delay_from: str,
-    missing: str,
+    replay: ReplayChoices,
+    split: str,
     traces: TraceOptions,
     soft_as_hard: bool,
     by: tuple[str, ...],
@@ -206,8 +230,7 @@ def score(
     machine = machine_for(traces.machine_ref, scopes.suites)
     warn_unconstrained(*scopes.suites)
     references = load_references(reference, scope_pairs(scopes))
-    # click.Choice has checked the values against the Literal types' members
-    options = ReplayOptions(delay_from=cast(DelayFrom, delay_from), missing=cast(Missing, missing))
+    options = replay.options()
     seed, bound_limit = sample.seed, sample.bound_limit
     noise, noise_demand = sample.noise, sample.noise_demand
     drawn = None if noise is None and noise_demand is None else Noise(noise or 0.0, noise_demand or 0.0)
@@ -220,9 +243,10 @@ def score(
         optima = hindsight_optima(time_limit=BOUND_LIMIT if bound_limit is None else bound_limit, seed=seed)
     plugin = _online_plugin(how, scope_pairs(scopes)) if ":" in how else None
     sampling = Sampling(how, sample.samples or 0, seed, drawn, plugin, optima)
-    rows = (
-        score_records(answer_records(schedules), scopes, references, options, sampling) if schedules else []
-    )
+    records = answer_records(schedules) if schedules else []
+    if split == "hard":
+        records = hard_records(records, scopes, references, reference)
+    rows = score_records(records, scopes, references, options, sampling) if records else []
     rows += score_runs(
         runs,
         demand=traces.demand,
@@ -240,6 +264,51 @@ def score(
         tables.append(monte_carlo_table(summaries, _title(sampling)))
     show_tables(writing.table_format, tables)
     _count(rows, writing.output)
+
+
+def hard_records(
+    records: Sequence[Record], scopes: Scopes, references: Checked, reference: str | None
+) -> list[Record]:
+    """The records of the hard split's pairs (:func:`peakopt.campaign.floor.hard_pairs`), said on stderr.
+
+    A record that names no pair of the inputs is kept: it is scored invalid with its reason.
+
+    Raises
+    ------
+    click.UsageError
+        Without ``--reference``.
+    InputError
+        When a pair of the inputs has no reference in it (the split needs every optimum).
+    """
+    if reference is None:
+        raise click.UsageError(
+            "--split hard needs the optimum of every pair: give --reference (peakopt solve -o)"
+        )
+    pairs = scope_pairs(scopes)
+    missing = [(w.id, m.name) for w, m in pairs if (w.id, m.name) not in references]
+    if missing:
+        workflow, machine = missing[0]
+        rule = (
+            f"--split hard needs a reference for every pair; none for {workflow} on {machine} "
+            f"({len(missing)} of {len(pairs)} missing; peakopt solve -o writes them)"
+        )
+        raise InputError(reference, "", rule)
+    hard = {
+        pair
+        for suite in scopes.suites
+        for pair in hard_pairs(suite, references, [(w, m) for w, m in pairs if w in suite.workflows])
+    }
+    known = {(w.id, m.name) for w, m in pairs}
+    kept = [
+        r
+        for r in records
+        if r.data is None
+        or (str(r.data.get("workflow")), str(r.data.get("machine"))) in hard
+        or (str(r.data.get("workflow")), str(r.data.get("machine"))) not in known
+    ]
+    kept_text = f"{len(kept)} of {plural(len(records), 'record')} kept"
+    note(f"the hard split: {len(hard)} of {len(pairs)} pairs; {kept_text}")
+    return kept
 
 
 def _check_runs(ctx: click.Context, runs: RunInputs, schedules: str | None) -> None:

@@ -116,11 +116,14 @@ def show_summaries(
     rows: Sequence[ScoreRow] = (),
     table_format: str | None = None,
     ranked: Board | None = None,
+    beside: Sequence[Table] = (),
+    after: Sequence[Table] = (),
 ) -> None:
     """The tables on stderr (or stdout in ``table_format``); the summaries as JSON or CSV on stdout.
 
-    With a leaderboard ``ranked`` of two sources or more, its tables come first
-    and ``--json`` prints it as a second document, on the line after the summaries.
+    With a leaderboard ``ranked`` of two sources or more, its tables come first, then the
+    ``beside`` tables (the report's floor), and ``--json`` prints it as a second document, on
+    the line after the summaries. The ``after`` tables (the report's inputs) come last.
     """
     emit(found, as_json, as_csv, stream=False)
     tables = board_tables(ranked) if ranked is not None else []
@@ -133,7 +136,8 @@ def show_summaries(
     # rows scored under sampled scenarios (score --samples) also get their Monte Carlo figures
     sampled = [monte_carlo_table(found, "Monte Carlo")] if any(s.monte_carlo for s in found) else []
     show_tables(
-        table_format, [*tables, report_table(found, title), *sampled, *([reasons] if reasons else [])]
+        table_format,
+        [*tables, *beside, report_table(found, title), *sampled, *([reasons] if reasons else []), *after],
     )
 
 

@@ -21,13 +21,14 @@ starts without it, and says how to install it when it is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from peakopt.campaign.provenance import Provenance, row_facts
 from peakopt.instances.errors import InputError
 from peakopt.instances.records import Record, read_references
 from peakopt.models import SolveResult
@@ -88,6 +89,14 @@ class Log:
         Why the run failed, when it did (a failed run keeps the samples it finished).
     metadata
         The task's metadata (the scheduling task's ``reference`` file...).
+    created
+        When the evaluation started (ISO 8601, as Inspect records it).
+    version
+        The task's version (``task_version``).
+    arguments
+        The task's arguments (``-T``), as Inspect recorded them.
+    epochs
+        How many times each sample was to run.
     """
 
     path: Path
@@ -99,6 +108,10 @@ class Log:
     status: str
     failure: str | None
     metadata: dict[str, Any]
+    created: str = ""
+    version: int | str = 0
+    arguments: dict[str, Any] = field(default_factory=dict)
+    epochs: int = 1
 
     def require(self, kind: str) -> None:
         """Refuse a log that is not of the task ``kind`` (``schedule``, ``plan``), saying what it is.
@@ -209,6 +222,10 @@ def read_log(path: str | Path) -> Log:
         log.status,
         failure,
         dict(log.eval.metadata or {}),
+        str(log.eval.created),
+        log.eval.task_version,
+        dict(log.eval.task_args or {}),
+        log.eval.config.epochs or 1,
     )
 
 
@@ -279,6 +296,17 @@ def log_score_rows(path: str | Path, warn: Warn = lambda message: None) -> list[
         When the log cannot be read, is of another task, holds no such
         scores (an unscored one), or a row is damaged.
     """
+    return read_score_log(path, warn)[1]
+
+
+def read_score_log(path: str | Path, warn: Warn = lambda message: None) -> tuple[Log, list[ScoreRow]]:
+    """The log read, and the rows of :func:`log_score_rows` (one reading of the file for both).
+
+    Raises
+    ------
+    InputError
+        As :func:`log_score_rows`.
+    """
     log = read_log(path)
     log.require("schedule")
     found = [(number, sample, _row(sample, ROW_KEY)) for number, sample in enumerate(log.samples, start=1)]
@@ -299,7 +327,37 @@ def log_score_rows(path: str | Path, warn: Warn = lambda message: None) -> list[
             rows.append(ScoreRow.model_validate(data))
         except ValidationError as exc:
             raise InputError(path, f"sample {number}", not_a_row(exc)) from None
-    return rows
+    return log, rows
+
+
+def log_provenance(log: Log, rows: Sequence[ScoreRow]) -> Provenance:
+    """A scheduling log's provenance: its task, arguments, model, suite and code, as the log records them.
+
+    The suite's hash, peakopt's version and the oracle's identity are in the task's metadata
+    (:func:`peakopt.evals.schedule.schedule`); a log made before the task recorded them has
+    them as not recorded.
+    """
+    facts = row_facts(rows)
+    seed = log.arguments.get("seed")
+    split = log.metadata.get("split")
+    return Provenance(
+        str(log.path),
+        "Inspect log",
+        suite=_text(log.metadata.get("suite")),
+        suite_hash=_text(log.metadata.get("suite_hash")),
+        splits=(str(split),) if split is not None else (),
+        epochs=log.epochs,
+        task=f"{log.task} (version {log.version})",
+        arguments=log.arguments,
+        created=log.created or None,
+        peakopt=_text(log.metadata.get("peakopt")),
+        oracle=_text(log.metadata.get("oracle")),
+        **(facts | {"sources": (log.model,), "seeds": (f"shuffle {seed}",) if seed is not None else ()}),
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def errored_row(sample: EvalSample, model: str, references: dict[tuple[str, str], SolveResult]) -> ScoreRow:

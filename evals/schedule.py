@@ -23,6 +23,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from peakopt.campaign.floor import hard_pairs
+from peakopt.campaign.provenance import oracle_identity, peakopt_version, suite_identity
 from peakopt.evals.answer import answer
 from peakopt.evals.arguments import TaskError, check_arguments, chosen, listed_names, shown, suite_argument
 from peakopt.evals.logs import ROW_KEY
@@ -224,6 +225,10 @@ def schedule(
         "reference": path,
         "split": args["split"],
         "arguments": args,
+        # the report's provenance: which suite, judged by which code
+        "suite_hash": suite_identity(loaded),
+        "peakopt": peakopt_version(),
+        "oracle": oracle_identity(),
     }
     return Task(
         dataset=dataset,

@@ -15,10 +15,11 @@ from matplotlib.figure import Figure
 
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.tables.aggregate import ScoreSummary, aggregate, group_rows
-from peakopt.oracle.tables.leaderboard import Board
+from peakopt.oracle.tables.leaderboard import Board, in_rank_order
 from peakopt.oracle.tables.leaderboard import board as board_of
 from peakopt.oracle.tables.pairs import with_settings
 from peakopt.oracle.tables.rows import ScoreRow
+from peakopt.plots.cells import Cells
 from peakopt.plots.charts import PROFILE_NOTE, data_uri, gap_profile, group_bars, makespan_vs_cva
 from peakopt.plots.columns import (
     DIFFERENCE_COLUMNS,
@@ -53,6 +54,7 @@ class WorstCase:
     workflow: Workflow
     machine: Machine
     drawn: Sequence[Drawn]
+    source: str = ""
 
 
 INTERVALS_NOTE = "error bars: 95 % bootstrap confidence intervals of the mean (seeded)"
@@ -95,11 +97,11 @@ def _image(fig: Figure | None, caption: str) -> str:
     )
 
 
-def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | None) -> str:
+def _by_section(rows: Sequence[ScoreRow], key: str, columns: Sequence[Column] | None, ranked: Board) -> str:
     if all(getattr(r, key) is None for r in rows):
         return ""
     keys = with_settings(rows, ("source", key))
-    summaries = aggregate(rows, keys, intervals=True)
+    summaries = in_rank_order(aggregate(rows, keys, intervals=True), lambda s: s.group.get("source"), ranked)
     charts = _image(
         group_bars(rows, key, "efficiency"),
         f"efficiency (OPT / makespan, 0 for an unsafe or invalid answer) per {key}; {INTERVALS_NOTE}",
@@ -152,10 +154,29 @@ def leaderboard_html(ranked: Board) -> str:
     )
 
 
-def failing_html(rows: Sequence[ScoreRow], count: int) -> str:
-    """A table of each method's most unsafe and first invalid answers, with their reasons ('' if none)."""
+def cells_html(cells: Cells, table_id: str) -> str:
+    """A table of text cells (:class:`~peakopt.plots.cells.Cells`), its caption above it."""
+    head = "".join(f'<th class="key">{escape(h)}</th>' for h in cells.headers)
+    body = "".join(
+        "<tr>" + "".join(f'<td class="key">{escape(line.get(h, ""))}</td>' for h in cells.headers) + "</tr>"
+        for line in cells.lines
+    )
+    return (
+        f'<p class="note">{escape(cells.caption)}</p>'
+        f'<table id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )
+
+
+def failing_html(rows: Sequence[ScoreRow], count: int, ranked: Board | None = None) -> str:
+    """A table of each method's most unsafe and first invalid answers, with their reasons ('' if none).
+
+    The methods in leaderboard order (``ranked``), else in order of appearance.
+    """
     body, totals = [], []
-    for (source,), members in group_rows(rows, ("source",)).items():
+    groups = list(group_rows(rows, ("source",)).items())
+    if ranked is not None:
+        groups = in_rank_order(groups, lambda group: group[0][0], ranked)
+    for (source,), members in groups:
         worst = pick_worst(members, count)
         if worst.unsafe_count or worst.invalid_count:
             totals.append(f"{source}: {worst.unsafe_count} unsafe, {worst.invalid_count} invalid")
@@ -183,6 +204,8 @@ def render_report(
     listed: int = 3,
     columns: Sequence[Column] | None = None,
     board: Board | None = None,
+    provenance: Cells | None = None,
+    floor: Cells | None = None,
 ) -> str:
     """The whole report as one HTML document.
 
@@ -203,20 +226,30 @@ def render_report(
         The summary tables' columns: the terminal table's, so both show the same.
     board
         The leaderboard, the first section when it ranks two sources or more
-        (default: :func:`~peakopt.oracle.tables.leaderboard.board` of ``rows``).
+        (default: :func:`~peakopt.oracle.tables.leaderboard.board` of ``rows``). Every
+        section lists the sources in its order.
+    provenance
+        Where the inputs come from: its caption (when, by which peakopt and oracle, of which
+        suites) under the title, one line per input in the "Inputs" section, last.
+    floor
+        What the trivial answers earn on the same pairs (the "Floor" section, after the
+        leaderboard; see :mod:`peakopt.campaign.floor`).
 
     Returns
     -------
     str
         A self-contained HTML page.
     """
+    ranked = board_of(rows) if board is None else board
     keys = with_settings(rows, ("source",))  # rows of different settings are never merged
-    summaries = aggregate(rows, keys, intervals=True)
+    summaries = in_rank_order(aggregate(rows, keys, intervals=True), lambda s: s.group.get("source"), ranked)
     parts = [
         f"<h1>{escape(title)}</h1>",
         f'<p class="note">{len(rows)} scored records. Gaps are to the proven optimum and '
         "cover safe schedules only.</p>",
-        leaderboard_html(board_of(rows) if board is None else board),
+        f'<p class="note" id="made">{escape(provenance.caption)}</p>' if provenance else "",
+        leaderboard_html(ranked),
+        f'<h2 id="floor">Floor</h2>{cells_html(floor, "floor-table")}' if floor else "",
         "<h2>Summary</h2>",
         summary_html(summaries, keys, "summary", columns),
         "<h2>Distributions</h2>",
@@ -224,16 +257,18 @@ def render_report(
         + _image(gap_profile(rows), f"Gap profile: {PROFILE_NOTE}")
         + _image(makespan_vs_cva(rows), "makespan against cva, one translucent point per answer")
         + "</div>",
-        _by_section(rows, "tier", columns),
-        _by_section(rows, "machine", columns),
+        _by_section(rows, "tier", columns, ranked),
+        _by_section(rows, "machine", columns, ranked),
     ]
-    failing = failing_html(rows, listed) if listed > 0 else ""
+    failing = failing_html(rows, listed, ranked) if listed > 0 else ""
     if worst or failing:
         parts.append('<h2 id="worst">Worst cases</h2>')
-        for case in worst:
+        for case in in_rank_order(worst, lambda case: case.source, ranked):
             fig = figure(case.workflow, case.machine, case.drawn)
             parts.append(_image(fig, case.title))
         parts.append(failing)
+    if provenance is not None:
+        parts.append(f'<h2 id="inputs">Inputs</h2>{cells_html(provenance, "provenance")}')
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"

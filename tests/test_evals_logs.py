@@ -15,9 +15,12 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 from test_evals_schedule import canned
 
+from peakopt.campaign.provenance import oracle_identity, peakopt_version
 from peakopt.evals.logs import log_records
 from peakopt.evals.references import cache_dir
 from peakopt.evals.schedule import schedule
+from peakopt.instances import load
+from peakopt.models import content_hash
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +203,24 @@ def test_report_draws_a_logs_worst_cases_on_the_suite_its_task_names(
     out = tmp_path / "report.html"
     code, _, err = run_cli("report", str(log), "-o", str(out), "--worst", "2")
     assert code == 0, err
-    assert "drawing its worst cases on the suite its task names" in err
+    assert "its task's suite" in err and "used for the floor and the worst cases" in err
     drawn = next(line for line in err.splitlines() if line.startswith("wrote"))
     assert "0 worst cases" not in drawn and "worst case" in drawn
     assert "optimal" in out.read_text()  # the optimum drawn beside them, from the task's references
+
+
+def test_a_log_s_report_carries_its_task_s_provenance_and_floor(ran: tuple[Path, Path, Path]) -> None:
+    suite, log, _ = ran
+    code, out, err = run_cli("report", str(log), "--table-format", "md")
+    assert code == 0, err
+    inputs = out[out.index("**inputs**") :]
+    lines = [line.split(" | ") for line in inputs.splitlines() if line.startswith("| ")]
+    fields = {
+        cells[0].strip("| ").replace("\\_", "_"): cells[1].strip("| ").replace("\\_", "_") for cells in lines
+    }
+    assert fields["kind"] == "Inspect log" and fields["task"].endswith("schedule (version 1)")
+    assert fields["suite"] == f"{suite} ({content_hash(load(str(suite)))})"  # as the task recorded it
+    assert fields["peakopt"] == peakopt_version() and fields["oracle"] == oracle_identity()
+    assert fields["sources"] == "mockllm/model" and fields["epochs"] == "1" and fields["split"] == "all"
+    assert json.loads(fields["arguments"])["suite"] == str(suite)
+    assert "**floor: trivial answers**" in out  # drawn from the suite and references the task names

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from matplotlib.image import imread
 from playwright.sync_api import ConsoleMessage, sync_playwright
 
+from peakopt.campaign.provenance import oracle_identity, peakopt_version
 from peakopt.cli.main import cli
 
 # every test here starts a headless Chromium
@@ -83,14 +84,27 @@ def test_report_in_headless_chromium(report: Path, tmp_path: Path) -> None:
         )
         # four methods: the page opens with their leaderboard, one standing each
         sections = page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.textContent)")
-        standings = page.evaluate("document.querySelectorAll('#leaderboard ~ #standings tbody tr').length")
+        standings = page.evaluate(
+            "Array.from(document.querySelectorAll('#leaderboard ~ #standings tbody tr'))"
+            ".map(r => [Number(r.cells[0].textContent), r.cells[1].textContent])"
+        )
+        # where the figures come from, visible: the report's code and date, and each input's
+        made = page.evaluate("document.querySelector('#made').innerText")
+        provenance = page.evaluate(
+            "Array.from(document.querySelectorAll('#provenance tbody td')).filter(c => c.offsetWidth > 0)"
+            ".map(c => c.textContent)"
+        )
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert problems == []
     assert images and all(done and width > 0 and height > 0 for done, width, height in images)
-    assert summary == list(METHODS)
-    assert sections[0] == "Leaderboard" and standings == len(METHODS)
+    # every table in the leaderboard's order, ranks ascending
+    assert sections[0] == "Leaderboard" and sorted(source for _, source in standings) == sorted(METHODS)
+    assert [rank for rank, _ in standings] == sorted(rank for rank, _ in standings)
+    assert summary == [source for _, source in standings]
+    assert sections[-1] == "Inputs" and "results store" in provenance
+    assert f"oracle {oracle_identity()}" in made and f"peakopt {peakopt_version()}" in made
     assert any(c.startswith("Gap profile: share of pairs") for c in captions)
     assert any("95 % bootstrap confidence intervals" in c for c in captions)
     assert failing and set(failing) <= {"unsafe", "invalid"}

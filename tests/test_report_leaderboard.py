@@ -133,7 +133,7 @@ def test_markdown_tables_parse_back(tmp_path: Path, two_models: tuple[str, str])
     code, out, err = run("report", *two_models, write(tmp_path / "odd.jsonl", rows), "--table-format", "md")
     assert code == 0, err
     tables = [block for block in out.split("\n\n") if block.startswith("|")]
-    assert len(tables) == 3  # leaderboard, differences, summary
+    assert len(tables) == 4  # leaderboard, differences, summary, inputs
     for block in tables:
         lines = block.strip().splitlines()
         widths = {len(_markdown_cells(line)) for line in lines}
@@ -149,7 +149,7 @@ def test_latex_escapes_what_latex_reads_as_markup(tmp_path: Path) -> None:
     rows = [_row("my_model&co", "w0", 0.5), _row("100%", "w0", 1.0)]
     code, out, err = run("report", write(tmp_path / "s.jsonl", rows), "--table-format", "latex")
     assert code == 0, err
-    assert out.count(r"\begin{tabular}") == 3 and out.count(r"\end{tabular}") == 3
+    assert out.count(r"\begin{tabular}") == 4 and out.count(r"\end{tabular}") == 4  # with the inputs
     assert r"my\_model\&co" in out and r"100\%" in out
     for block in out.split(r"\begin{tabular}")[1:]:
         spec = block[1 : block.index("}")]

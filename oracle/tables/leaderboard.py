@@ -18,12 +18,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
 from statistics import fmean
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from peakopt.oracle.tables.intervals import BOOTSTRAP_SEED, RESAMPLES, Interval, mean_interval
 from peakopt.oracle.tables.pairs import PAIR_KEYS, PairId, question_keys, question_means
 from peakopt.oracle.tables.rows import ScoreRow
+
+T = TypeVar("T")
 
 #: Per source, per pair, one value.
 Values = Mapping[str, Mapping[PairId, float]]
@@ -150,3 +153,12 @@ def board(rows: Sequence[ScoreRow]) -> Board:
     return Board(
         pair_keys=list(keys), standings=ranked, differences=differences(values, ranked), unranked=unranked
     )
+
+
+def in_rank_order(items: Sequence[T], source: Callable[[T], str | None], ranked: Board) -> list[T]:
+    """``items`` ordered by their ``source``'s rank on ``ranked`` (unranked sources after, in their order).
+
+    The order every table of a report follows, so that a model reads in the same place everywhere.
+    """
+    places = {s.source: place for place, s in enumerate(ranked.standings)}
+    return sorted(items, key=lambda item: places.get(source(item) or "-", len(places)))
