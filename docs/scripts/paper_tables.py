@@ -222,12 +222,13 @@ def hard_table(rows: Sequence[ScoreRow], hard: frozenset[tuple[str, str]]) -> st
 def _gives(setting: Setting) -> str:
     """What a setting's context measures, in words."""
     if setting.costs is None:
-        return "durations, CPU, memory, capacities"
+        return "everything: durations, CPU and memory demands, capacities"
+    resources = [r for r in ("CPU", "memory") if any(r.lower() in c for c in setting.costs)]
     given = ["durations"] if setting.durations else []
-    given += [r for r in ("CPU", "memory") if any(r.lower() in c for c in setting.costs)]
-    if not given:
-        return "nothing"
-    return ", ".join(given) + (" (and their capacities)" if setting.capacities else "")
+    if resources:
+        capacities = "capacity" if len(resources) == 1 else "capacities"
+        given.append(f"{' and '.join(resources)} demands and {capacities}")
+    return ", ".join(given) or "the structure only"
 
 
 def ablation_table(rows: Sequence[ScoreRow]) -> str:
