@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from peakopt.instances.peakbench import to_context
+from peakopt.instances.peakbench import CPU, MEMORY, to_context
 from peakopt.models import Machine, Workflow
 
 _DURATION = ("duration_s",)
@@ -60,6 +60,11 @@ class Setting:
     costs: tuple[str, ...] | None
     capacities: tuple[str, ...] | None
     intro: str
+
+    @property
+    def durations(self) -> bool:
+        """Whether the context gives each step's duration (``duration_s``)."""
+        return self.costs is None or "duration_s" in self.costs
 
 
 def _ablated(
@@ -164,6 +169,46 @@ def context(workflow: Workflow, machine: Machine, setting: str = "rasc") -> dict
             }
         }
     return document
+
+
+#: A context's capacity field -> the resource it gives the capacity of (others: ``other_capacity``).
+_CAPACITY_FIELDS = {"cpu_capacity": CPU, "memory_mb_capacity": MEMORY}
+
+
+def shown_machine(machine: Machine, setting: str = "rasc") -> Machine | None:
+    """``machine`` as ``setting``'s context shows it: only the capacities the context gives.
+
+    What a scheduler given that context knows of the machine: a heuristic run on it (any
+    resource left out is unconstrained to it) decides as a model given the context could, and
+    its schedule is then judged on the real ``machine``. Which resources are soft is kept.
+
+    Parameters
+    ----------
+    machine
+        The real machine.
+    setting
+        A setting of :data:`SETTING_CONTEXTS`.
+
+    Returns
+    -------
+    Machine or None
+        ``machine`` itself for ``rasc``; None when the context gives no capacity at all
+        (``durations``, ``no-profile``).
+
+    Raises
+    ------
+    ValueError
+        On an unknown setting.
+    """
+    chosen = setting_of(setting)
+    if chosen.capacities is None:
+        return machine
+    kept = {_CAPACITY_FIELDS[field] for field in chosen.capacities if field in _CAPACITY_FIELDS}
+    capacity = {r: c for r, c in machine.capacity.items() if r in kept}
+    if not capacity:
+        return None
+    soft = tuple(r for r in machine.soft if r in capacity)
+    return Machine.model_validate({**machine.model_dump(), "capacity": capacity, "soft": soft})
 
 
 def structure_context(workflow: Workflow, machine: Machine) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from strategies import machines, workflows
 
 from peakopt.cli.main import cli
 from peakopt.instances import load, to_context
-from peakopt.instances.contexts import SETTING_CONTEXTS, context
+from peakopt.instances.contexts import SETTING_CONTEXTS, context, shown_machine
 from peakopt.instances.prompts import prompt_record
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.tables.aggregate import aggregate, aggregate_plans
@@ -138,3 +138,36 @@ def test_cli_setting_flows_from_prompts_to_scores(tmp_path: Path) -> None:
         cli, ["report", str(scores), "--by", "method,setting", "-o", str(tmp_path / "r.html")]
     )
     assert report.exit_code == 0, report.stderr
+
+
+def test_a_shown_machine_holds_only_the_capacities_its_setting_gives() -> None:
+    machine = Machine(name="m", capacity={"cpu": 4, "memory_mb": 8192, "gpu": 2}, soft=("cpu",))
+    assert shown_machine(machine, "rasc") == machine
+    cpu = shown_machine(machine, "cpu")
+    assert cpu is not None and cpu.name == "m" and cpu.capacity == {"cpu": 4} and cpu.soft == ("cpu",)
+    memory = shown_machine(machine, "memory")
+    assert memory is not None and memory.capacity == {"memory_mb": 8192} and memory.soft == ()
+    both = shown_machine(machine, "cpu-memory")
+    assert both is not None and both.capacity == {"cpu": 4, "memory_mb": 8192}  # other_capacity left out
+    assert shown_machine(machine, "durations") is None
+    assert shown_machine(machine, "no-profile") is None
+    with pytest.raises(ValueError, match="setting must be one of"):
+        shown_machine(machine, "gpu")
+
+
+def test_a_setting_says_whether_its_context_gives_the_durations() -> None:
+    given = {name: setting.durations for name, setting in SETTING_CONTEXTS.items()}
+    assert given == {
+        "rasc": True,
+        "durations": True,
+        "cpu": False,
+        "memory": False,
+        "cpu-memory": False,
+        "no-profile": False,
+    }
+    # the same as what the contexts hold
+    workflow = load("bundled:refund").workflows[0]
+    machine = load("bundled:refund").machines[0]
+    for name, durations in given.items():
+        steps = context(workflow, machine, name).get("resource_costs", {}).get("steps", {})
+        assert any("duration_s" in cost for cost in steps.values()) is durations, name
