@@ -192,6 +192,11 @@ def test_a_failed_log_beside_good_ones_is_skipped_with_one_complete_warning(
         "(RuntimeError('the provider is down (" + "upstream timed out after retrying; " * 8 + "giving up)'))"
     ], err
     assert json.loads(out.splitlines()[0])  # the good log's summary, in full
+    page = tmp_path / "report.html"
+    code, _, err = run_cli("report", str(good), str(failed.location), "-o", str(page), "--worst", "1")
+    assert code == 0 and sum(line.startswith("Warning:") for line in err.splitlines()) == 1, err
+    inputs = page.read_text().split('<table id="provenance">')[1]  # the full report, of the good log
+    assert str(good) in inputs and str(failed.location) not in inputs and 'id="summary"' in page.read_text()
     code, _, err = run_cli("report", str(good), str(failed.location), "--strict")
     assert code == 1 and err.startswith("Error: ") and "the evaluation failed" in err
 
