@@ -258,7 +258,13 @@ class Store:
         self.write(references, [])
 
     def score_rows(self, keys: set[ResultKey] | None = None) -> list[ScoreRow]:
-        """Result rows as the oracle's :class:`ScoreRow` (``source`` = method), in write order.
+        """Result rows as the oracle's :class:`ScoreRow` (``source`` = method), in suite order.
+
+        Suite order: by workflow and machine as the campaign added them, then a pair's rows by
+        method (in order of first appearance) and parameters — each method's rows in the order
+        of a campaign on one worker, whatever order the workers finished in. The seeded
+        bootstrap resamples by position, so two runs of one campaign give the same intervals,
+        digit for digit (and the same means: a float sum depends on its order).
 
         Parameters
         ----------
@@ -266,7 +272,12 @@ class Store:
             Only the rows of these keys (e.g. one campaign's); all by default.
         """
         found = self.db.execute(
-            "SELECT rowid, instance, machine, method, params, row FROM results ORDER BY rowid"
+            """WITH firsts AS (SELECT method, MIN(rowid) AS first FROM results GROUP BY method)
+               SELECT r.rowid, r.instance, r.machine, r.method, r.params, r.row FROM results r
+               JOIN firsts f ON f.method = r.method
+               LEFT JOIN instances i ON i.instance = r.instance
+               LEFT JOIN machines m ON m.machine = r.machine
+               ORDER BY i.rowid, m.rowid, f.first, r.params, r.rowid"""
         )
         return [self._row(number, text) for number, *key, text in found if keys is None or tuple(key) in keys]
 
@@ -331,7 +342,11 @@ class Store:
         instances = [i for (i,) in self.db.execute("SELECT instance FROM instances ORDER BY instance")]
         machines = [m for (m,) in self.db.execute("SELECT machine FROM machines ORDER BY machine")]
         (finished,) = self.db.execute("SELECT MAX(finished) FROM results").fetchone()
-        codes = [c for (c,) in self.db.execute("SELECT DISTINCT code FROM results ORDER BY code")]
+        # schema 1 kept no code
+        query = (
+            "SELECT DISTINCT code FROM results ORDER BY code" if self.schema != "1" else "SELECT '' LIMIT 0"
+        )
+        codes = [c for (c,) in self.db.execute(query)]
         params = [
             json.loads(p) for (p,) in self.db.execute("SELECT DISTINCT params FROM results ORDER BY params")
         ]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -172,6 +176,7 @@ def test_a_new_path_and_an_empty_file_become_stores(tmp_path: Path) -> None:
         Store(path).close()
         assert table(path, "SELECT key, value FROM meta ORDER BY key") == [
             ("format", "peakopt results store"),
+            ("peakopt", version("peakopt")),  # who last wrote it: a report's provenance
             ("schema", "2"),
         ]
         assert journal_mode(path) == "wal"
@@ -187,6 +192,7 @@ def test_a_schema_1_store_is_refused_until_fresh_and_still_reported(tmp_path: Pa
     assert state(db) == before
     code, _, err = run("report", str(db), "--json")
     assert code == 0, err  # read-only, an old store is still read
+    assert re.search(r"│ oracle\s*│ not recorded", err), err  # schema 1 kept no code
     assert state(db) == before
     code, _, err = run("stress", "bundled:refund", "-m", "serial", "--db", str(db), "--jobs", "1", "--fresh")
     assert code == 0, err
@@ -311,3 +317,33 @@ def test_a_directory_and_a_missing_store_are_one_error_line(tmp_path: Path) -> N
         timeout=120,
     )
     assert done.returncode == 1 and done.stderr == f"Error: {tmp_path / 'x.sqlite'}: does not exist\n"
+
+
+def test_a_store_s_rows_come_in_suite_order_whatever_order_they_were_written(tmp_path: Path) -> None:
+    # with -j 2 results arrive as workers finish; the seeded bootstrap resamples by position, so
+    # the rows are read in suite order (workflow, machine, then as written) for equal intervals
+    suite = tmp_path / "suite.json"
+    assert run("generate", "--easy", "6", "--medium", "4", "--hard", "0", "-o", str(suite))[0] == 0
+    ordered = tmp_path / "ordered.sqlite"
+    code, _, err = run("stress", str(suite), "-m", "serial,asap", "--db", str(ordered), "-j", "1", "-q")
+    assert code == 0, err
+    shuffled = tmp_path / "shuffled.sqlite"
+    shutil.copy(ordered, shuffled)
+    with sqlite3.connect(shuffled) as db:
+        kept = db.execute("SELECT * FROM results ORDER BY rowid").fetchall()
+        db.execute("DELETE FROM results")
+        marks = ", ".join("?" * len(kept[0]))
+        db.executemany(f"INSERT INTO results VALUES ({marks})", random.Random(3).sample(kept, len(kept)))
+    reports = [run("report", str(db), "--json") for db in (ordered, shuffled)]
+    assert all(code == 0 for code, _, _ in reports), reports
+    assert reports[0][1] == reports[1][1]  # summaries and leaderboard, digit for digit
+    for method in ("serial", "asap"):  # each method's rows in the order of one worker
+        order = [
+            (r.workflow, r.machine) for r in Store(ordered, read_only=True).score_rows() if r.source == method
+        ]
+        again = [
+            (r.workflow, r.machine)
+            for r in Store(shuffled, read_only=True).score_rows()
+            if r.source == method
+        ]
+        assert order == again and len(order) == 30
