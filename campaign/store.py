@@ -311,6 +311,24 @@ class Store:
             for number, row, workflow, machine, ref in found
         ]
 
+    def answered(self) -> list[tuple[Workflow, Machine, SolveResult | None]]:
+        """Every workflow × machine the results answer, in suite order, with its reference (if any)."""
+        found = self.db.execute(
+            """SELECT i.document, m.document, f.result FROM
+               (SELECT DISTINCT instance, machine FROM results) r
+               JOIN instances i ON i.instance = r.instance JOIN machines m ON m.machine = r.machine
+               LEFT JOIN refs f ON f.instance = r.instance AND f.machine = r.machine
+               ORDER BY i.rowid, m.rowid"""
+        )
+        return [
+            (
+                Workflow.model_validate_json(workflow),
+                Machine.model_validate_json(machine),
+                None if ref is None else SolveResult.model_validate_json(ref),
+            )
+            for workflow, machine, ref in found
+        ]
+
     def read_bounds(self, keys: Iterable[str]) -> dict[str, tuple[Any, ...]]:
         """The ``bounds`` rows of these keys present, by key (the other columns, in table order)."""
         if "bounds" not in {n for (n,) in self.db.execute("SELECT name FROM sqlite_master")}:

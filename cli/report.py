@@ -91,8 +91,8 @@ if TYPE_CHECKING:
     "log's task names its own).",
 )
 @split_option(
-    "needs each input's suite and references (a log's task names them; --suite and --reference "
-    "for a scores file)"
+    "needs each input's suite and references (a log's task names them, a store holds them; "
+    "--suite and --reference for a scores file)"
 )
 @format_option
 @fail_on_option
@@ -139,10 +139,11 @@ def report(
     hash, settings, split, seeds, counts, Inspect task and arguments, date,
     and the peakopt version and oracle that judged it (or "not recorded").
     Every table follows the leaderboard's order. Where an input's suite and
-    references are known (a log's task names both; --suite and --reference
-    for a scores file), the floor comes after the leaderboard: the trivial
-    answers (every step at 0, one at a time, ASAP) scored on the same pairs.
-    --split hard keeps only the pairs none of them solves.
+    references are known (a log's task names both, a store holds them;
+    --suite and --reference for a scores file), the floor comes after the
+    leaderboard: the trivial answers (every step at 0, one at a time, ASAP)
+    scored on the same pairs. --split hard keeps only the pairs none of them
+    solves.
 
     With -o, also writes one HTML file (styles and pictures embedded): the
     tables, the gap profile per method (share of pairs within x % of the
@@ -211,7 +212,7 @@ def report(
 #: Why a report has no floor.
 NO_FLOOR = (
     "no floor (the trivial answers' rows): no input names its suite and references (a log's task "
-    "names both; give --suite and --reference for a scores file)"
+    "names both, a store holds them; give --suite and --reference for a scores file)"
 )
 
 

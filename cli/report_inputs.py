@@ -25,7 +25,7 @@ from peakopt.cli.score_files import load_references, read_scores, scope_pairs
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import Log, is_eval_log, log_provenance, read_score_log
 from peakopt.instances import InputError
-from peakopt.models import PeakoptError
+from peakopt.models import PeakoptError, Suite
 from peakopt.oracle import ScoreRow
 from peakopt.oracle.judge.references import Checked
 from peakopt.oracle.tables.leaderboard import Standing, by_pair, standings
@@ -87,11 +87,36 @@ def read_input(path: str, strict: bool, drawn: tuple[Scopes | None, Checked]) ->
         raise InputError(path, "", "does not exist")
     if is_store_path(source):
         rows = read_score_rows(source)
-        return ReportInput(path, rows, store_provenance(path, rows))
+        return ReportInput(path, rows, store_provenance(path, rows), *store_suite(path))
     rows = read_scores(path)
     scopes, references = drawn
     suites = scopes.files if scopes is not None else ()
     return ReportInput(path, rows, scores_provenance(path, rows, suites), scopes, references)
+
+
+def store_suite(path: str) -> tuple[Scopes | None, Checked]:
+    """The workflows and machines a store's results answer, as one suite, and their references.
+
+    None when two of its workflows (or machines) share an id with different contents (stores
+    of several suites): their pairs cannot be told apart by name, as rows name them.
+    """
+    from peakopt.campaign.store import Store
+
+    store = Store(path, read_only=True)
+    try:
+        answered = store.answered()
+    finally:
+        store.close()
+    workflows = {w.id: w for w, _, _ in reversed(answered)}
+    machines = {m.name: m for _, m, _ in reversed(answered)}
+    if any(workflows[w.id] != w or machines[m.name] != m for w, m, _ in answered) or not workflows:
+        return None, {}
+    suite = Suite(
+        workflows=tuple(workflows[k] for k in dict.fromkeys(w.id for w, _, _ in answered)),
+        machines=tuple(machines[k] for k in dict.fromkeys(m.name for _, m, _ in answered)),
+    )
+    references: Checked = {(w.id, m.name): ref for w, m, ref in answered if ref is not None}
+    return Scopes([(path, suite)]), references
 
 
 def read_inputs(
@@ -159,7 +184,7 @@ def trivial_answers(inputs: Sequence[ReportInput]) -> Trivial | None:
     """The trivial answers (:data:`~peakopt.campaign.floor.TRIVIAL`) of every pair an input answers.
 
     Scored on each input's suite against its references (a pair answered by several inputs
-    once); None when no input knows both (a store's pairs are not its suite's).
+    once); None when no input knows both.
     """
     rows: list[ScoreRow] = []
     references: Checked = {}
@@ -196,8 +221,8 @@ def split_rows(inputs: Sequence[ReportInput], trivial: Trivial | None, split: st
         raise InputError(
             where,
             "",
-            "--split hard needs the suite it answers: give --suite (and --reference) for a scores "
-            "file; a results store's split is not known",
+            "--split hard needs the suite it answers and its references: give --suite and "
+            "--reference for a scores file",
         )
     hard = trivial.floor.hard
     return [

@@ -203,3 +203,13 @@ def test_a_store_records_who_wrote_it_and_its_oracle(scored: dict[str, Path], tm
     assert fields["oracle"] == oracle_identity()
     suite = load(suite_path)
     assert fields["suite"].startswith(f"{len(suite.workflows)} workflows × {len(suite.machines)} machines (")
+    # the floor from the store's own workflows, machines and references: as from the suite
+    (store_floor,) = [t for title, t in tables_titled(out, "floor")]
+    code, out, err = _report(scored, "--table-format", "md")
+    assert code == 0, err
+    (suite_floor,) = [t for title, t in tables_titled(out, "floor")]
+    assert store_floor == suite_floor
+    code, out, err = run("report", str(db), "--split", "hard", "--json")
+    assert code == 0, err
+    (serial,) = json.loads(out.splitlines()[0])
+    assert 0 < serial["records"] < len(suite.workflows) * len(suite.machines)
