@@ -12,8 +12,6 @@ and the step is written in the layout it had (on one line if it was, else indent
 from __future__ import annotations
 
 import json
-import re
-from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,6 @@ from peakopt.models import Task
 
 #: The fields of a step that the measured task replaces.
 MEASURED = ("duration", "demand", "profile", "varies")
-_SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 
 
@@ -110,12 +107,19 @@ def _spliced(path: str | Path, step: str, target: dict[str, Any]) -> str | None:
     if "\n" not in old:
         return text[:start] + json.dumps(target, ensure_ascii=False) + text[end:]
     line_start = text.rfind("\n", 0, start) + 1
-    base = _SPACE.match(text, line_start).group(0).split("\n")[-1]  # the step's line's indentation
+    base = text[line_start : _skip(text, line_start)]  # the step's line's indentation
     inner = old.split("\n", 1)[1]
     lead = inner[: len(inner) - len(inner.lstrip(" \t"))]  # the second line's: one level deeper
     unit = lead[len(base) :] if lead.startswith(base) and len(lead) > len(base) else "  "
     dumped = json.dumps(target, indent=unit, ensure_ascii=False).replace("\n", "\n" + base)
     return text[:start] + dumped + text[end:]
+
+
+def _skip(text: str, at: int) -> int:
+    """The index of the first character at or after ``at`` that is not JSON whitespace."""
+    while at < len(text) and text[at] in " \t\n\r":
+        at += 1
+    return at
 
 
 def _steps(text: str) -> list[tuple[int, int, object]]:
@@ -129,29 +133,29 @@ def _steps(text: str) -> list[tuple[int, int, object]]:
     found: list[tuple[int, int, object]] = []
 
     def value(at: int, in_tasks: bool) -> tuple[int, object]:
-        at = _SPACE.match(text, at).end()
+        at = _skip(text, at)
         if text[at] == "[":
             return items(at, in_tasks), None
         if text[at] != "{":
             decoded, end = _DECODER.raw_decode(text, at)
             return end, decoded
-        start, at, ident = at, _SPACE.match(text, at + 1).end(), None
+        start, at, ident = at, _skip(text, at + 1), None
         while text[at] != "}":
-            key, at = scanstring(text, _SPACE.match(text, at).end() + 1)
-            at, held = value(_SPACE.match(text, at).end() + 1, key == "tasks")  # past the colon
+            key, at = _DECODER.raw_decode(text, _skip(text, at))
+            at, held = value(_skip(text, at) + 1, key == "tasks")  # past the colon
             ident = held if key == "id" else ident
-            at = _SPACE.match(text, at).end()
-            at = _SPACE.match(text, at + 1).end() if text[at] == "," else at
+            at = _skip(text, at)
+            at = _skip(text, at + 1) if text[at] == "," else at
         if in_tasks:
             found.append((start, at + 1, ident))
         return at + 1, None
 
     def items(at: int, in_tasks: bool) -> int:
-        at = _SPACE.match(text, at + 1).end()
+        at = _skip(text, at + 1)
         while text[at] != "]":
             at, _ = value(at, in_tasks)
-            at = _SPACE.match(text, at).end()
-            at = _SPACE.match(text, at + 1).end() if text[at] == "," else at
+            at = _skip(text, at)
+            at = _skip(text, at + 1) if text[at] == "," else at
         return at + 1
 
     value(0, False)

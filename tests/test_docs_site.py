@@ -134,3 +134,11 @@ def test_the_built_site_is_browsable_from_the_file_system(site: Path) -> None:
             if not target.is_file() or target.suffix not in (".html", ".png", ".json"):
                 broken.append(f"{page.relative_to(site)}: {url}")
     assert not broken, sorted(set(broken))[:20]
+
+
+@pytest.mark.slow
+def test_parameters_documented_together_show_their_own_types(site: Path) -> None:
+    # Controller documents "workflow, machine" on one line; griffe alone typed both as Workflow
+    page = (site / "reference" / "peakopt" / "runtime" / "controller.html").read_text(encoding="utf-8")
+    row = re.search(r"<td>\s*<code>machine</code>\s*</td>\s*<td>(.*?)</td>", page, re.S)
+    assert row is not None and 'title="Machine' in row.group(1) and "Workflow" not in row.group(1)
