@@ -27,7 +27,7 @@ from paths import ROOT
 
 examples = docs_script("page_examples")
 Block, blocks, commands, printed = examples.Block, examples.blocks, examples.commands, examples.printed
-where = examples.where
+where, environment = examples.where, examples.environment
 PAGES: list[Path] = examples.PAGES
 RUN = ("console", "python")
 SHOWN = ("json", "toml", "text")
