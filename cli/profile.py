@@ -88,8 +88,9 @@ def profile(
     with several runs, varies holds the spread (p10/p50/p90). meta says how it
     was measured. Without -o, --workflow or --store the task goes to stdout; CMD's
     own output goes to stderr, so it never mixes with the task. With
-    --workflow FILE --step ID the step is filled in place (the file is
-    replaced in one step; an interrupted run leaves it as it was).
+    --workflow FILE --step ID the step is filled in place: only the step's
+    text changes, the rest of the file keeps its layout (the file is replaced
+    in one step; an interrupted run leaves it as it was).
 
     Example: peakopt profile --runs 3 --id fraud_score -- python fraud.py
     """

@@ -79,7 +79,7 @@ def _show_long(
 
 def summary_table(results: list[SolveResult], seconds: float) -> Table:
     """Count per status, mean lower-to-upper gap, time."""
-    table = Table(title=f"{len(results)} solves in {seconds:.1f} s")
+    table = Table(title=f"{plural(len(results), 'solve')} in {seconds:.1f} s")
     for column in ("status", "count", "mean gap", "mean seconds", "max seconds"):
         table.add_column(column, justify="left" if column == "status" else "right")
     for status in sorted({r.status for r in results}):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from types import ModuleType
 
 from paths import ROOT
@@ -13,5 +14,6 @@ def docs_script(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would: a dataclass looks its module up there
     spec.loader.exec_module(module)
     return module

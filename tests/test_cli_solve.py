@@ -216,3 +216,14 @@ def test_two_machines_and_two_workflows_give_four_records(tmp_path: Path) -> Non
     assert code == 0, err
     pairs = sorted((r["workflow"], r["machine"]) for r in map(json.loads, out.splitlines()))
     assert pairs == [("w0", "one"), ("w0", "two"), ("w1", "one"), ("w1", "two")]
+
+
+def test_one_solve_is_counted_in_the_singular_and_resuming_is_no_warning(tmp_path: Path) -> None:
+    out = tmp_path / "refs.jsonl"
+    code, _, err = run("solve", str(EASY[0]), "-o", str(out))
+    assert code == 0, err
+    assert "1 solve in " in err and "1 solves" not in err
+    code, _, err = run("solve", *map(str, EASY[:2]), "-o", str(out))
+    assert code == 0, err
+    assert "resuming: 1 record already in" in err and ", 1 solve to go" in err
+    assert "Warning" not in err

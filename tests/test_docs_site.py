@@ -3,7 +3,11 @@ markdown that renders as literal text, and a site that needs no network to be re
 
 from __future__ import annotations
 
+import html
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import markdown
@@ -67,3 +71,74 @@ def test_no_list_item_renders_as_literal_text(page: str) -> None:
 def test_the_site_loads_no_web_fonts_and_reads_from_the_file_system() -> None:
     assert CONFIG["theme"].get("font") is False  # Material's default pulls Google Fonts
     assert "offline" in [p if isinstance(p, str) else next(iter(p)) for p in CONFIG["plugins"]]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built as CI builds it (strict), into a folder of this run's own."""
+    folder = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder
+
+
+# what a page loads (scripts, stylesheets, fonts, icons, pictures); a link (<a href>) is followed
+# only when clicked, so an external one is fine
+LOADS = re.compile(r'<(?:script|img|iframe|source)\b[^>]*\bsrc="([^"]*)"|<link\b[^>]*\bhref="([^"]*)"')
+CSS_URL = re.compile(r"url\((['\"]?)([^)'\"]+)\1\)|@import\s+['\"]([^'\"]+)")
+LINKS = re.compile(r'<a\b[^>]*\bhref="([^"#]*)(?:#[^"]*)?"')
+
+
+def pages(site: Path) -> list[Path]:
+    """The built pages; 404.html is a web server's answer (its links are from the site's root)."""
+    return sorted(page for page in site.rglob("*.html") if page.name != "404.html")
+
+
+@pytest.mark.slow
+def test_the_built_site_loads_nothing_from_the_network(site: Path) -> None:
+    remote = sorted(
+        {
+            f"{page.relative_to(site)}: {url}"
+            for page in pages(site)
+            for match in LOADS.finditer(page.read_text(encoding="utf-8"))
+            if (url := match.group(1) or match.group(2)).startswith(("http:", "https:", "//"))
+        }
+        | {
+            f"{sheet.relative_to(site)}: {url}"
+            for sheet in site.rglob("*.css")
+            for match in CSS_URL.finditer(sheet.read_text(encoding="utf-8"))
+            if (url := match.group(2) or match.group(3)).startswith(("http:", "https:", "//"))
+        }
+    )
+    assert not remote, remote[:20]
+
+
+@pytest.mark.slow
+def test_the_built_site_is_browsable_from_the_file_system(site: Path) -> None:
+    # file:// shows no folder's index.html: every internal link names an .html file that exists
+    assert (site / "index.html").is_file() and (site / "search" / "search_index.js").is_file()
+    broken = []
+    for page in pages(site):
+        for match in LINKS.finditer(page.read_text(encoding="utf-8")):
+            url = html.unescape(match.group(1))
+            if not url or url.startswith(("http:", "https:", "mailto:", "//")):
+                continue
+            target = (page.parent / url).resolve()
+            if not target.is_file() or target.suffix not in (".html", ".png", ".json"):
+                broken.append(f"{page.relative_to(site)}: {url}")
+    assert not broken, sorted(set(broken))[:20]
+
+
+@pytest.mark.slow
+def test_parameters_documented_together_show_their_own_types(site: Path) -> None:
+    # Controller documents "workflow, machine" on one line; griffe alone typed both as Workflow
+    page = (site / "reference" / "peakopt" / "runtime" / "controller.html").read_text(encoding="utf-8")
+    row = re.search(r"<td>\s*<code>machine</code>\s*</td>\s*<td>(.*?)</td>", page, re.S)
+    assert row is not None and 'title="Machine' in row.group(1) and "Workflow" not in row.group(1)

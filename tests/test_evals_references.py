@@ -26,6 +26,13 @@ def test_the_cache_lives_under_peakopt_cache_else_xdg_else_home(
     assert cache_dir() == tmp_path / "home" / ".cache" / "peakopt" / "references"
 
 
+def test_the_test_run_has_a_cache_of_its_own() -> None:
+    # tests/conftest.py points PEAKOPT_CACHE at a folder of this run: no test (nor a subprocess it
+    # starts) writes into the user's ~/.cache/peakopt
+    home = Path.home() / ".cache" / "peakopt"
+    assert not cache_dir().is_relative_to(home) and "peakopt-test-cache-" in str(cache_dir())
+
+
 @pytest.fixture
 def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PEAKOPT_CACHE", str(tmp_path / "cache"))
