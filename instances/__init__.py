@@ -61,7 +61,7 @@ _HOMES = {
     "BUNDLED_PREFIX": "peakopt.instances.loader",
     "Catalog": "peakopt.instances.catalog",
     "Expanded": "peakopt.instances.paths",
-    "FORMATS": "peakopt.instances.loader",
+    "FORMATS": "peakopt.instances.names",
     "InputError": "peakopt.instances.errors",
     "LargeSpec": "peakopt.instances.large",
     "SuiteSpec": "peakopt.instances.generator",
