@@ -58,7 +58,7 @@ __all__ = [
 
 #: public name -> the module that defines it
 _HOMES = {
-    "BUNDLED_PREFIX": "peakopt.instances.loader",
+    "BUNDLED_PREFIX": "peakopt.instances.paths",
     "Catalog": "peakopt.instances.catalog",
     "Expanded": "peakopt.instances.paths",
     "FORMATS": "peakopt.instances.names",

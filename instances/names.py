@@ -11,3 +11,17 @@ FORMATS = ("json", "jsonl", "sm", "rcp", "rasc")
 
 #: How a PeakBench context's CPU cost becomes a demand: its peak or its average (``--cpu``).
 CPU_CHOICES = ("peak", "avg")
+
+#: The sizes of a generated suite's tiers: the bundled default has 150 easy, 100 medium, 50 hard
+#: workflows (seed 0).
+DEFAULT_COUNTS = {"easy": 150, "medium": 100, "hard": 50}
+
+#: The kinds of large stress instance (``generate --large --kind``).
+KINDS = ("layered", "rcpsp")
+
+#: The settings ``peakopt prompt --setting`` takes, one per context of
+#: :data:`peakopt.instances.contexts.SETTING_CONTEXTS` (a test checks that they agree).
+SETTINGS = ("rasc", "durations", "cpu", "memory", "cpu-memory", "no-profile")
+
+#: What a prompt asks for: a schedule, or the dependency structure.
+TASKS = ("schedule", "plan")
