@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -29,10 +29,12 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from peakopt.campaign.executors import Executor, Where, open_executor
 from peakopt.campaign.ranges import PROCESSES
 from peakopt.cli.options import grouped, seconds_option
 from peakopt.models.extras import require
+
+if TYPE_CHECKING:
+    from peakopt.campaign.executors import Executor, Where
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,6 +98,8 @@ def where(jobs: int | None, dask_local: int | None, scheduler: str | None) -> Wh
     if dask_local or scheduler:
         # the dask extra: one line before any input is read, not a traceback when the pool starts
         require("distributed", given[0])
+    from peakopt.campaign.executors import Where  # the executors: pydantic, not for --help
+
     return Where(jobs=jobs, dask_local=dask_local, scheduler=scheduler)
 
 
@@ -138,6 +142,8 @@ def start(place: Where, items: int) -> Executor:
     ExecutorError
         A :class:`~peakopt.models.PeakoptError`: the cluster cannot be reached or started.
     """
+    from peakopt.campaign.executors import open_executor
+
     return open_executor(place.at_most(items))
 
 
