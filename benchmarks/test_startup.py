@@ -54,7 +54,7 @@ HELPS: dict[str, tuple[list[str], float | None]] = {
 }
 #: The commands whose --help is not yet within the bound: their modules still import pydantic models
 #: and library modules at the top to build their options (the set tests/test_extras.py keeps).
-SLOW_HELP = {"score", "plan-score", "stress", "report", "plot"}
+SLOW_HELP = {"score", "plan-score", "stress", "report"}
 ROUNDS = 15
 
 

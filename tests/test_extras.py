@@ -38,7 +38,7 @@ HEAVY = (
 MODELS = ("pydantic", "pydantic_core", "peakopt.models.workflow", "peakopt.models.task")
 #: The commands whose --help still imports them (their modules build options from the library's
 #: modules); strict, so that a command made light must leave this set.
-MODELS_AT_HELP = {"score", "plan-score", "stress", "report", "plot"}
+MODELS_AT_HELP = {"score", "plan-score", "stress", "report"}
 #: The extras' libraries: what a run imports only when it needs that extra.
 EXTRAS = ("matplotlib", "dask", "distributed", "psutil", "inspect_ai")
 
