@@ -16,24 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
 from peakopt.campaign.ranges import PROCESSES
 from peakopt.cli.options import grouped, seconds_option
 from peakopt.models.extras import require
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn
+
     from peakopt.campaign.executors import Executor, Where
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -147,20 +138,21 @@ def start(place: Where, items: int) -> Executor:
     return open_executor(place.at_most(items))
 
 
-class RateColumn(ProgressColumn):
-    """Items per second."""
+def rate_column(unit: str) -> ProgressColumn:
+    """A column of items per second (``unit``/s), or a dash before there is a speed."""
+    # rich is imported when a bar is shown, not for a command's --help
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
 
-    def __init__(self, unit: str) -> None:
-        super().__init__()
-        self.unit = unit
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            if speed is None:
+                return Text("-")
+            # slow items (solves) need their decimals, fast ones (rows) their thousands
+            return Text(f"{speed:,.0f} {unit}/s" if speed >= 10 else f"{speed:.2g} {unit}/s")
 
-    def render(self, task: Task) -> Text:
-        """The task's speed, or a dash before there is one."""
-        speed = task.finished_speed or task.speed
-        if speed is None:
-            return Text("-")
-        # slow items (solves) need their decimals, fast ones (rows) their thousands
-        return Text(f"{speed:,.0f} {self.unit}/s" if speed >= 10 else f"{speed:.2g} {self.unit}/s")
+    return RateColumn()
 
 
 def progress_bar(console: Console, label: str, unit: str) -> Progress:
@@ -169,11 +161,20 @@ def progress_bar(console: Console, label: str, unit: str) -> Progress:
     Its texts are literal (``markup=False``): a description names workflows and machines from
     users' files, and the label is kept out of the column's format template (its braces doubled).
     """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn(label.replace("{", "{{").replace("}", "}}"), style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        RateColumn(unit),
+        rate_column(unit),
         TimeElapsedColumn(),
         TextColumn("ETA", markup=False),
         TimeRemainingColumn(),
