@@ -13,26 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 
-from peakopt.campaign.executors import Executor, Where, open_executor
 from peakopt.campaign.ranges import PROCESSES
 from peakopt.cli.options import grouped, seconds_option
 from peakopt.models.extras import require
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn
+
+    from peakopt.campaign.executors import Executor, Where
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -96,6 +89,8 @@ def where(jobs: int | None, dask_local: int | None, scheduler: str | None) -> Wh
     if dask_local or scheduler:
         # the dask extra: one line before any input is read, not a traceback when the pool starts
         require("distributed", given[0])
+    from peakopt.campaign.executors import Where  # the executors: pydantic, not for --help
+
     return Where(jobs=jobs, dask_local=dask_local, scheduler=scheduler)
 
 
@@ -138,23 +133,26 @@ def start(place: Where, items: int) -> Executor:
     ExecutorError
         A :class:`~peakopt.models.PeakoptError`: the cluster cannot be reached or started.
     """
+    from peakopt.campaign.executors import open_executor
+
     return open_executor(place.at_most(items))
 
 
-class RateColumn(ProgressColumn):
-    """Items per second."""
+def rate_column(unit: str) -> ProgressColumn:
+    """A column of items per second (``unit``/s), or a dash before there is a speed."""
+    # rich is imported when a bar is shown, not for a command's --help
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
 
-    def __init__(self, unit: str) -> None:
-        super().__init__()
-        self.unit = unit
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            if speed is None:
+                return Text("-")
+            # slow items (solves) need their decimals, fast ones (rows) their thousands
+            return Text(f"{speed:,.0f} {unit}/s" if speed >= 10 else f"{speed:.2g} {unit}/s")
 
-    def render(self, task: Task) -> Text:
-        """The task's speed, or a dash before there is one."""
-        speed = task.finished_speed or task.speed
-        if speed is None:
-            return Text("-")
-        # slow items (solves) need their decimals, fast ones (rows) their thousands
-        return Text(f"{speed:,.0f} {self.unit}/s" if speed >= 10 else f"{speed:.2g} {self.unit}/s")
+    return RateColumn()
 
 
 def progress_bar(console: Console, label: str, unit: str) -> Progress:
@@ -163,11 +161,20 @@ def progress_bar(console: Console, label: str, unit: str) -> Progress:
     Its texts are literal (``markup=False``): a description names workflows and machines from
     users' files, and the label is kept out of the column's format template (its braces doubled).
     """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn(label.replace("{", "{{").replace("}", "}}"), style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        RateColumn(unit),
+        rate_column(unit),
         TimeElapsedColumn(),
         TextColumn("ETA", markup=False),
         TimeRemainingColumn(),

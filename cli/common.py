@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from peakopt.cli.options import grouped
-from peakopt.instances import FORMATS, expand, load
-from peakopt.instances.native import merge_files
-from peakopt.instances.peakbench import CPU_CHOICES
-from peakopt.models import Suite
+from peakopt.instances.names import CPU_CHOICES, FORMATS
+
+if TYPE_CHECKING:
+    from peakopt.models import Suite
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,6 +72,8 @@ def input_files(paths: Iterable[str]) -> list[str]:
     InputError
         On a directory that cannot be listed or holds no input file.
     """
+    from peakopt.instances.paths import expand
+
     expanded = expand(paths)
     if expanded.skipped:
         warn(f"skipped {', '.join(expanded.skipped)}: PSPLIB result tables (optima, bounds), not instances")
@@ -80,6 +82,10 @@ def input_files(paths: Iterable[str]) -> list[str]:
 
 def read_inputs(paths: Iterable[str], fmt: str | None, cpu: str, keep_dummies: bool) -> Suite:
     """Load every input (every input file of a directory) and merge them into one suite."""
+    # here, not at the top: the readers import pydantic and the models, which --help does not need
+    from peakopt.instances.loader import load
+    from peakopt.instances.native import merge_files
+
     return merge_files(
         (path, load(path, format=fmt, cpu=cpu, keep_dummies=keep_dummies)) for path in input_files(paths)
     )

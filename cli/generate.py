@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.core import ParameterSource
-from rich.table import Table
 
 from peakopt.campaign.ranges import COUNT, COUNT_OR_NONE, PROBABILITY, SEED_MAX, Finite
 from peakopt.cli.common import input_options, summary, warn
@@ -16,15 +15,18 @@ from peakopt.cli.messages import console, note, plural, quiet_option, wrote
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import Scopes
-from peakopt.instances import InputError, read_text, write_atomic
-from peakopt.instances.catalog import Catalog, parse_catalog
-from peakopt.instances.compact import compact_json
-from peakopt.instances.generator import DEFAULT_COUNTS, SuiteSpec, generate_suite, redraw_workflow
-from peakopt.instances.large import KINDS, LargeSpec, large_suite
-from peakopt.instances.native import to_jsonl
-from peakopt.instances.prompts import SETTINGS, TASKS, plan_prompt_record, prompt_records
-from peakopt.models import Suite
-from peakopt.plots.columns import figure
+from peakopt.instances.errors import InputError
+from peakopt.instances.names import DEFAULT_COUNTS, KINDS, SETTINGS, TASKS
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from peakopt.instances.catalog import Catalog
+    from peakopt.instances.generator import SuiteSpec
+    from peakopt.models import Suite
+
+# The generators, the readers and the models are imported by the functions that use them:
+# `generate --help` and `prompt --help` import no pydantic.
 
 SUITE_FILE = "suite.json"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -38,6 +40,10 @@ COMPLEXITY_MAX = 1000.0
 
 
 def _machines_table(suite: Suite) -> Table:
+    from rich.table import Table
+
+    from peakopt.plots.columns import figure
+
     resources = sorted({r for m in suite.machines for r in m.capacity})
     table = Table("machine", *resources, title="machine profiles")
     for machine in suite.machines:
@@ -57,6 +63,9 @@ def _emit(suite: Suite, out: Output | None, name: str) -> Path | None:
 
     Returns the file written (None for stdout).
     """
+    from peakopt.instances.compact import compact_json
+    from peakopt.instances.native import write_atomic
+
     text = compact_json(suite)
     if out is None:
         click.echo(text, nl=False)
@@ -150,10 +159,15 @@ def generate(ctx: click.Context, /, output: str | None, tasks: int | None, **opt
 def _catalog(path: str | None) -> Catalog | None:
     if path is None:
         return None
+    from peakopt.instances.catalog import parse_catalog
+    from peakopt.instances.paths import read_text
+
     return parse_catalog(read_text(path), path)
 
 
 def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
+    from peakopt.instances.generator import SuiteSpec, generate_suite
+
     counts = {t: int(options[t]) for t in DEFAULT_COUNTS}
     if not any(counts.values()):
         raise click.UsageError("--easy, --medium and --hard are all 0: nothing to generate")
@@ -179,6 +193,7 @@ def _floor(
     """The suite (redrawn to keep its trivial share at most ``most``, if given) and its floor's lines."""
     # here: the floor solves every pair (OR-Tools), which a plain generate never needs
     from peakopt.campaign.floor import describe, redraw_trivial, solved_references, suite_floor
+    from peakopt.instances.generator import redraw_workflow
 
     if most is None:
         return suite, describe(suite_floor(suite, solved_references(suite)))
@@ -194,6 +209,8 @@ def _floor(
 
 
 def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> None:
+    from peakopt.instances.large import LargeSpec, large_suite
+
     count = int(options["count"])
     if int(options["seed"]) + count - 1 > SEED_MAX:
         raise click.BadParameter(
@@ -224,6 +241,8 @@ def _stress_mode(output: str | None, tasks: int, options: dict[str, Any]) -> Non
 
 
 def _schedule_records(scopes: Scopes, setting: str, machines: tuple[str, ...]) -> list[dict[str, Any]]:
+    from peakopt.instances.prompts import prompt_records
+
     known = {m.name for suite in scopes.suites for m in suite.machines}
     for name in machines:
         if name not in known:
@@ -242,6 +261,8 @@ def _schedule_records(scopes: Scopes, setting: str, machines: tuple[str, ...]) -
 
 
 def _plan_records(scopes: Scopes) -> list[dict[str, Any]]:
+    from peakopt.instances.prompts import plan_prompt_record
+
     records = []
     for path, suite in scopes.files:
         for workflow in suite.workflows:
@@ -296,6 +317,8 @@ def prompt(
 
     Example: peakopt prompt bundled:default --setting durations -o prompts.jsonl
     """
+    from peakopt.instances.native import to_jsonl
+
     if task == "plan" and (setting or machines):
         raise click.UsageError("--setting and --machine apply to --task schedule; a plan prompt has neither")
     out = claim(output, paths)

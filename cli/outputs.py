@@ -31,7 +31,6 @@ import click
 
 from peakopt.instances import locks
 from peakopt.instances.errors import OutputError
-from peakopt.instances.native import replacing, write_atomic
 
 #: What the help of every option that writes says about an existing file.
 REPLACES = (
@@ -122,6 +121,8 @@ class Output:
             with self.target.open("w", encoding="utf-8") as out:
                 out.write(text)
         else:
+            from peakopt.instances.native import write_atomic  # the readers' module: not for --help
+
             write_atomic(self.target, text)
 
     @contextlib.contextmanager
@@ -130,6 +131,8 @@ class Output:
         if self.special:
             yield self.target
             return
+        from peakopt.instances.native import replacing  # the readers' module: not for --help
+
         with replacing(self.target) as temp:
             yield temp
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,14 +12,14 @@ from peakopt.cli.common import input_options, warn
 from peakopt.cli.messages import quiet_option, wrote
 from peakopt.cli.options import Renamed, seed_option, split_names
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.score_files import answer_records, load_references
 from peakopt.cli.targets import choose, targets
-from peakopt.models import Machine, PeakoptError, Schedule, SolveResult, Suite, Workflow
+from peakopt.models import PeakoptError
 from peakopt.models.extras import require
-from peakopt.oracle import evaluate
-from peakopt.oracle.judge.evaluate import with_reference
-from peakopt.oracle.tables.score_rows import score_record
-from peakopt.solver.heuristics import MethodError, run
+
+# The records' readers, the oracle, the heuristics and the models are imported by the functions
+# that use them, so that `plot --help` imports no pydantic.
+if TYPE_CHECKING:
+    from peakopt.models import Machine, Schedule, SolveResult, Workflow
 
 #: Where the schedules to draw are kept, in the order their options first appear.
 ORDER = "peakopt.plot.order"
@@ -37,6 +37,10 @@ def from_files(paths: tuple[str, ...], workflow: Workflow, machine: Machine) -> 
 
     Raw LLM answers are parsed and replayed literally, as ``peakopt score`` does.
     """
+    from peakopt.cli.score_files import answer_records
+    from peakopt.models import Schedule, Suite
+    from peakopt.oracle.tables.score_rows import score_record
+
     suite = Suite(machines=(machine,), workflows=(workflow,))
     found = []
     for path in paths:
@@ -79,6 +83,8 @@ def _collect(
     reference: SolveResult | None,
 ) -> tuple[list[Schedule], SolveResult | None]:
     """The schedules to draw, in the order their options came; the reference, solved if asked."""
+    from peakopt.solver.heuristics import MethodError, run
+
     schedules: list[Schedule] = []
     for kind in ctx.meta.get(ORDER, []):
         if kind == "methods":
@@ -187,6 +193,9 @@ def plot(
     """
     # matplotlib is the plot extra, imported only here: `plot --help` does not need it
     require("matplotlib", "peakopt plot")
+    from peakopt.cli.score_files import load_references
+    from peakopt.oracle import evaluate
+    from peakopt.oracle.judge.evaluate import with_reference
     from peakopt.plots.schedule_plot import PICTURE_SUFFIXES, Drawn, figure, save_figure
 
     if Path(output).suffix.lower() not in PICTURE_SUFFIXES:

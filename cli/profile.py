@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import shlex
+from typing import TYPE_CHECKING
 
 import click
 
 from peakopt.campaign.ranges import COUNT, PROBABILITY, SECONDS
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.instances.native import pretty_json
-from peakopt.models import Task
 from peakopt.models.extras import require
-from peakopt.runtime.fill import filled, find_step, read_document
-from peakopt.runtime.measurement import ACCOUNTINGS
-from peakopt.runtime.profile import INTERVAL, profile_command
-from peakopt.runtime.profiles import ProfileStore
+from peakopt.runtime.measurement import ACCOUNTINGS, INTERVAL
 from peakopt.runtime.segments import MAX_SEGMENTS, MERGE_TOLERANCE
+
+if TYPE_CHECKING:
+    from peakopt.models import Task
 
 
 def summary(task: Task) -> str:
@@ -95,6 +94,12 @@ def profile(
     Example: peakopt profile --runs 3 --id fraud_score -- python fraud.py
     """
     require("psutil", "peakopt profile")  # the runtime extra: one line now, not a traceback later
+    # the profiler, the readers and the models: here, so that `profile --help` imports no pydantic
+    from peakopt.instances.native import pretty_json
+    from peakopt.runtime.fill import filled, find_step, read_document
+    from peakopt.runtime.profile import profile_command
+    from peakopt.runtime.profiles import ProfileStore
+
     if (workflow_file is None) != (step is None):
         raise click.UsageError("--workflow and --step go together: --workflow FILE --step ID")
     if workflow_file is not None and (output is not None or task_id is not None):

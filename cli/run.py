@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,16 +16,12 @@ from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import choose, targets
 from peakopt.models import PeakoptError
 from peakopt.models.extras import require
-from peakopt.runtime.cgroups import memory_limit, within_limit
-from peakopt.runtime.controller import COMMAND_KEY, Controller, commands
 from peakopt.runtime.limits import LIMIT_ENV
-from peakopt.runtime.policies import named_policy
-from peakopt.runtime.replan import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD, Replan
-from peakopt.runtime.steps import Step
-from peakopt.runtime.telemetry import export_trace, is_url, require_sdk
-from peakopt.runtime.trace import ON_FAILURE, Trace, trace_json
-from peakopt.runtime.verdict import verdict_line
-from peakopt.solver.heuristics import MethodError
+from peakopt.runtime.names import COMMAND_KEY, ON_FAILURE, REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD
+
+if TYPE_CHECKING:
+    from peakopt.runtime.steps import Step
+    from peakopt.runtime.trace import Trace
 
 
 def given_commands(values: tuple[str, ...]) -> dict[str, Step]:
@@ -40,6 +37,8 @@ def given_commands(values: tuple[str, ...]) -> dict[str, Step]:
 
 def write_spans(trace: Trace, target: str, out: Output | None) -> None:
     """``--otlp-out``: the trace's spans to a collector, or replacing the file ``out`` in one step."""
+    from peakopt.runtime.telemetry import export_trace
+
     if out is None:
         count = export_trace(trace, target)
         note(f"sent {plural(count, 'span')} to {target}")
@@ -210,6 +209,16 @@ def run_command(
     Example: peakopt run refund_commands.json --machine worker --policy robust -o trace.json
     """
     require("psutil", "peakopt run")  # the runtime extra: one line now, not a traceback later
+    # the controller, the trace model and the policies: here, so that `run --help` imports no pydantic
+    from peakopt.runtime.cgroups import memory_limit, within_limit
+    from peakopt.runtime.controller import Controller, commands
+    from peakopt.runtime.policies import named_policy
+    from peakopt.runtime.replan import Replan
+    from peakopt.runtime.telemetry import is_url, require_sdk
+    from peakopt.runtime.trace import trace_json
+    from peakopt.runtime.verdict import verdict_line
+    from peakopt.solver.heuristics import MethodError
+
     output, otlp_out, seed = writing.output, writing.otlp_out, planning.seed
     out = claim(output, paths)
     spans_out = None if otlp_out is None or is_url(otlp_out) else claim(otlp_out, paths, option="--otlp-out")

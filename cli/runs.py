@@ -19,7 +19,7 @@ from peakopt.instances.machine_files import load_machines
 from peakopt.models import Machine, Suite
 from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.runtime.hindsight import RunFormat, read_run, run_format, score_trace, why_no_efficiency
-from peakopt.runtime.trace import DEMAND_KINDS, DemandKind
+from peakopt.runtime.names import DEMAND_KINDS, DemandKind
 
 F = TypeVar("F", bound=Callable[..., Any])
 

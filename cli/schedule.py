@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import ast
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import click
-from rich.table import Table
 
 from peakopt.cli.common import input_options, soft_as_hard_option
 from peakopt.cli.messages import console, plural, quiet_option, wrote
 from peakopt.cli.options import method_list, seed_option
 from peakopt.cli.outputs import REPLACES, claim
-from peakopt.cli.tables import score_table
 from peakopt.cli.targets import Target, targets
-from peakopt.instances.native import to_jsonl
-from peakopt.instances.records import schedule_record
-from peakopt.models import Machine, Schedule
-from peakopt.oracle import Score, evaluate
-from peakopt.oracle.tables.aggregate import aggregate
-from peakopt.oracle.tables.rows import ScoreRow
-from peakopt.plots.columns import figure
-from peakopt.solver.heuristics import METHOD_PATTERNS, Method, MethodError, method_names, parse_method
-from peakopt.solver.heuristics.methods import __doc__ as GRAMMAR
+
+# The heuristics, the oracle and the models are imported by the functions that use them, so that
+# `schedule --help` imports no pydantic (nor NumPy).
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from peakopt.models import Machine, Schedule
+    from peakopt.oracle import Score
+    from peakopt.oracle.tables.rows import ScoreRow
+    from peakopt.solver.heuristics import Method
 
 #: Above this many schedules the table shows one row per machine × method.
 DETAIL_ROWS = 30
@@ -28,12 +32,16 @@ DETAIL_ROWS = 30
 def _list_methods(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    from peakopt.solver.heuristics import METHOD_PATTERNS, method_names
+
     click.echo("\n".join([*method_names(), *METHOD_PATTERNS]))
     ctx.exit()
 
 
 def parse_methods(names: tuple[str, ...]) -> list[Method]:
     """The methods of ``--method``'s names; an unknown one is a usage error."""
+    from peakopt.solver.heuristics import MethodError, parse_method
+
     methods = []
     for name in names:
         try:
@@ -58,11 +66,17 @@ def check_machines(found: list[Target], methods: list[Method]) -> None:
         )
 
 
-#: Stands in for "no machine" when the oracle only checks dependencies and makespan.
-LIMITLESS = Machine(name="limitless", capacity={})
+@functools.cache
+def limitless() -> Machine:
+    """Stands in for "no machine" when the oracle only checks dependencies and makespan."""
+    from peakopt.models import Machine
+
+    return Machine(name="limitless", capacity={})
 
 
 def _cells(schedule: Schedule, score: Score) -> tuple[str, str, str]:
+    from peakopt.plots.columns import figure  # the tables' module: the oracle's aggregates, pydantic
+
     if schedule.machine is None:
         return figure(score.makespan), "-", "-" if score.valid else "invalid"
     safe = "yes" if score.safe else ("invalid" if not score.valid else "no")
@@ -72,6 +86,8 @@ def _cells(schedule: Schedule, score: Score) -> tuple[str, str, str]:
 
 
 def _detail(rows: list[tuple[Schedule, Score]]) -> Table:
+    from rich.table import Table
+
     table = Table(title="peakopt schedule", title_justify="left")
     for column in ("workflow", "machine", "method", "makespan", "cva", "safe"):
         table.add_column(column, justify="right" if column in ("makespan", "cva") else "left")
@@ -82,18 +98,23 @@ def _detail(rows: list[tuple[Schedule, Score]]) -> Table:
     return table
 
 
-#: What a schedule judged without a machine (on :data:`LIMITLESS`) has no figure for.
+#: What a schedule judged without a machine (on :func:`limitless`) has no figure for.
 UNMEASURED = dict.fromkeys(("cva", "cva_floor", "avoidable_cva", "mru", "strict_mru", "safe_mru"))
 
 
 def score_row(schedule: Schedule, score: Score) -> ScoreRow:
     """The oracle's row of one schedule; without a machine, no resource figures (``-``, not 0)."""
+    from peakopt.oracle.tables.rows import ScoreRow
+
     row = ScoreRow.from_score(score)
     return row if schedule.machine is not None else row.model_copy(update={"machine": None, **UNMEASURED})
 
 
 def _summary(rows: list[tuple[Schedule, Score]]) -> Table:
     """Per machine × method, the oracle's aggregate (the columns of ``peakopt score``'s table)."""
+    from peakopt.cli.tables import score_table
+    from peakopt.oracle.tables.aggregate import aggregate
+
     found = aggregate([score_row(s, score) for s, score in rows], ("machine", "source"))
     return score_table(found, gaps=False, title="peakopt schedule (means over workflows)")
 
@@ -104,7 +125,13 @@ def print_table(rows: list[tuple[Schedule, Score]]) -> None:
 
 
 def _epilog() -> str:
-    lines = (GRAMMAR or "").split("::", 1)[-1].strip("\n").splitlines()
+    # the grammar is the methods module's docstring, read from its source: importing the module
+    # (the heuristics, NumPy, the models) would cost `schedule --help` a second
+    import peakopt.solver
+
+    source = Path(peakopt.solver.__file__ or "").parent / "heuristics" / "methods.py"
+    grammar = ast.get_docstring(ast.parse(source.read_text(encoding="utf-8")), clean=False)
+    lines = (grammar or "").split("::", 1)[-1].strip("\n").splitlines()
     return "Method names:\n\n\b\n" + "\n".join(line.rstrip() for line in lines if line.strip())
 
 
@@ -169,6 +196,10 @@ def schedule_command(
 
     Example: peakopt schedule bundled:refund --method asap,fbi:sgs:parallel:lft --json
     """
+    from peakopt.instances.native import to_jsonl
+    from peakopt.instances.records import schedule_record
+    from peakopt.oracle import evaluate
+
     methods = parse_methods(method_values)
     out = claim(output, (*paths, *machine_values))
     found = targets(
@@ -181,7 +212,7 @@ def schedule_command(
         for machine in machines or [None]:  # resource-blind methods need no machine
             for method in methods:
                 result = method.schedule(workflow, machine, seed=seed)
-                score = evaluate(workflow, machine or LIMITLESS, result, soft_as_hard=soft_as_hard)
+                score = evaluate(workflow, machine or limitless(), result, soft_as_hard=soft_as_hard)
                 rows.append((result, score))
     text = to_jsonl(schedule_record(s) for s, _ in rows)
     if out is not None:

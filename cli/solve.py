@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
-from peakopt.campaign.executors import Executor, Where
-from peakopt.campaign.jsonl import JsonLinesReferences
 from peakopt.campaign.ranges import COUNT, Finite
-from peakopt.campaign.runner import run_work
-from peakopt.campaign.solves import SOLVES, Sink, SolveItem, solve_items
 from peakopt.cli.cluster import (
     ExecutorOptions,
     SolveOptions,
@@ -31,9 +24,21 @@ from peakopt.cli.options import grouped, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
 from peakopt.instances.errors import OutputError
-from peakopt.models import PeakoptError, SolveResult, nominal_hash
+from peakopt.models import PeakoptError
 from peakopt.solver.backends import BUILT_IN as BACKENDS
-from peakopt.solver.robust import ROBUST, SAMPLES, Robust
+from peakopt.solver.names import ROBUST, SAMPLES, Robust
+
+# The campaign's runner, its reference store and the models are imported by the functions that
+# use them, so that `solve --help` imports no pydantic.
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from peakopt.campaign.executors import Executor, Where
+    from peakopt.campaign.jsonl import JsonLinesReferences
+    from peakopt.campaign.solves import Sink, SolveItem
+    from peakopt.models import SolveResult
 
 #: A solve running longer than this shows its incumbent and bound (seconds).
 LONG_SOLVE = 2.0
@@ -46,6 +51,9 @@ def _describe(job: SolveItem, incumbent: float | None, bound: float) -> str:
 
 def solve_all(todo: list[SolveItem], executor: Executor, sink: Sink, console: Console) -> list[SolveResult]:
     """Solve the jobs on the executor, each record written as it finishes, under a progress bar."""
+    from peakopt.campaign.runner import run_work
+    from peakopt.campaign.solves import SOLVES
+
     seen: dict[int, float] = {}
     running = {job.index: job for job in todo}
     with progress_bar(console, "solve", "solves") as bar:
@@ -79,6 +87,8 @@ def _show_long(
 
 def summary_table(results: list[SolveResult], seconds: float) -> Table:
     """Count per status, mean lower-to-upper gap, time."""
+    from rich.table import Table
+
     table = Table(title=f"{plural(len(results), 'solve')} in {seconds:.1f} s")
     for column in ("status", "count", "mean gap", "mean seconds", "max seconds"):
         table.add_column(column, justify="left" if column == "status" else "right")
@@ -218,6 +228,9 @@ def solve_command(
 
     Example: peakopt solve ../shared/psplib/j30/ --jobs 2 -o j30.refs.jsonl
     """
+    from peakopt.campaign.jsonl import JsonLinesReferences
+    from peakopt.campaign.solves import Sink, solve_items
+
     for flag, given in (("--resume", resume), ("--fresh", fresh)):
         if given and output is None:
             raise click.UsageError(f"{flag} needs -o/--output")
@@ -265,6 +278,8 @@ def solved(refs: JsonLinesReferences, job: SolveItem) -> bool:
     A record names its pair by workflow id and machine name; the content hashes it carries
     tell another workflow or machine under those names, whose pair is solved again.
     """
+    from peakopt.models import nominal_hash
+
     record = refs.get(job.workflow, job.machine)
     if record is None:
         return False

@@ -14,17 +14,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from peakopt.cli.common import input_files, unconstrained, warn
-from peakopt.instances import BUNDLED_PREFIX, InputError, load
-from peakopt.instances.machine_files import load_machines
-from peakopt.models import Machine, Suite, Workflow
+from peakopt.instances.errors import InputError
+from peakopt.instances.paths import BUNDLED_PREFIX
+
+if TYPE_CHECKING:
+    from peakopt.models import Machine, Suite, Workflow
 
 #: A workflow and the machines to run it on.
-Target = tuple[Workflow, list[Machine]]
+Target = tuple["Workflow", list["Machine"]]  # names: the models load when the inputs are read
 
 
 def read_files(paths: Iterable[str], read: dict[str, Any]) -> list[tuple[str, Suite]]:
@@ -35,6 +37,8 @@ def read_files(paths: Iterable[str], read: dict[str, Any]) -> list[tuple[str, Su
     InputError
         When two inputs hold a workflow of the same id.
     """
+    from peakopt.instances.loader import load  # the readers: pydantic and the models, not for --help
+
     found = [(path, load(path, **read)) for path in input_files(paths)]
     seen: dict[str, str] = {}
     for path, suite in found:
@@ -99,6 +103,8 @@ class Scopes:
     @classmethod
     def read(cls, paths: Iterable[str], fmt: str | None, cpu: str, keep_dummies: bool) -> Scopes:
         """The scopes of the input files of ``paths`` (directories expanded)."""
+        from peakopt.models import Suite
+
         inputs = read_files(paths, {"format": fmt, "cpu": cpu, "keep_dummies": keep_dummies})
         found, _ = agreed(suite for _, suite in inputs)
         files = []
@@ -137,6 +143,8 @@ def pick_machines(
             chosen[machine.name] = machine
         elif ref.startswith(BUNDLED_PREFIX) or (os.path.lexists(ref) and not Path(ref).is_dir()):
             if ref not in files:
+                from peakopt.instances.machine_files import load_machines
+
                 files[ref] = load_machines(ref)  # a symlink loop is read, and refused in words
             chosen.update((m.name, m) for m in files[ref])
         else:
@@ -158,6 +166,8 @@ def targets(
     InputError
         When ``need_machine`` and an input has no machine and none is named.
     """
+    from peakopt.models import Suite
+
     files = read_files(paths, read)
     inputs = [suite for _, suite in files]
     found: list[Target] = []

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
     from peakopt.instances.errors import InputError
     from peakopt.instances.generator import SuiteSpec, generate_suite
     from peakopt.instances.large import LargeSpec, large_suite
-    from peakopt.instances.loader import BUNDLED_PREFIX, FORMATS, bundled, load, parse_text, resolve
+    from peakopt.instances.loader import bundled, load, parse_text, resolve
+    from peakopt.instances.names import FORMATS
     from peakopt.instances.native import merge, write_atomic
-    from peakopt.instances.paths import Expanded, expand, read_text
+    from peakopt.instances.paths import BUNDLED_PREFIX, Expanded, expand, read_text
     from peakopt.instances.peakbench import from_context, to_context
     from peakopt.instances.prompts import plan_prompt_record, plan_prompt_records, prompt_records
 
@@ -58,10 +59,10 @@ __all__ = [
 
 #: public name -> the module that defines it
 _HOMES = {
-    "BUNDLED_PREFIX": "peakopt.instances.loader",
+    "BUNDLED_PREFIX": "peakopt.instances.paths",
     "Catalog": "peakopt.instances.catalog",
     "Expanded": "peakopt.instances.paths",
-    "FORMATS": "peakopt.instances.loader",
+    "FORMATS": "peakopt.instances.names",
     "InputError": "peakopt.instances.errors",
     "LargeSpec": "peakopt.instances.large",
     "SuiteSpec": "peakopt.instances.generator",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from peakopt.models import PeakoptError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError  # only for annotations: a command's --help imports no pydantic
 
 
 class InputError(PeakoptError, ValueError):

@@ -23,6 +23,7 @@ from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import CATEGORIES, Archetype, Catalog, default_catalog
 from peakopt.instances.draws import Draws
 from peakopt.instances.machines import machine_profiles
+from peakopt.instances.names import DEFAULT_COUNTS
 from peakopt.instances.shapes import MIN_CALLS, draw_shape
 from peakopt.instances.texts import call_text, request_text
 from peakopt.models import Suite, Task, Workflow
@@ -53,9 +54,6 @@ TIERS: dict[str, Tier] = {
     ),
     "hard": Tier("hard", (6, 10), (10, 15), {"gather": 0.3, "diamond": 0.3, "layered": 0.4}),
 }
-
-#: The bundled default suite: 150 easy, 100 medium, 50 hard workflows, seed 0.
-DEFAULT_COUNTS = {"easy": 150, "medium": 100, "hard": 50}
 
 
 @dataclass(frozen=True)

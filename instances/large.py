@@ -34,13 +34,12 @@ from peakopt.instances.calls import draw_call
 from peakopt.instances.catalog import Catalog, default_catalog
 from peakopt.instances.draws import Draws
 from peakopt.instances.machines import round_up, soft_resources
+from peakopt.instances.names import KINDS
 from peakopt.instances.shapes import sparse
 from peakopt.models import Machine, Suite, Task, Workflow
 
 if TYPE_CHECKING:
     import numpy as np
-
-KINDS = ("layered", "rcpsp")
 
 
 @dataclass(frozen=True)

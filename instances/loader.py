@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from peakopt.instances.errors import InputError
+from peakopt.instances.names import CPU_CHOICES, FORMATS
 from peakopt.instances.native import parse_json, parse_jsonl
 from peakopt.instances.paths import BUNDLED_PREFIX, EXTENSIONS, bundled, read_text, resolve
-from peakopt.instances.peakbench import CPU_CHOICES
 from peakopt.instances.psplib_format import parse_rcp, parse_sm
 from peakopt.models import Suite
 
 __all__ = ["BUNDLED_PREFIX", "FORMATS", "bundled", "detect_format", "load", "parse_text", "resolve"]
-
-FORMATS = ("json", "jsonl", "sm", "rcp", "rasc")
 
 
 def detect_format(path: Path, text: str) -> str:

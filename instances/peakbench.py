@@ -39,10 +39,10 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 
 from peakopt.instances.errors import InputError, from_validation
+from peakopt.instances.names import CPU_CHOICES
 from peakopt.models import Machine, Suite, Task, Workflow
 
 CPU, MEMORY = "cpu", "memory_mb"
-CPU_CHOICES = ("peak", "avg")
 
 #: The blocks of a context that peakopt reads.
 USED = ("workflow_id", "id", "steps", "dependency_structure", "machine", "resource_costs")

@@ -34,13 +34,9 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from peakopt.instances.contexts import SETTING_CONTEXTS, context, setting_of, structure_context
+from peakopt.instances.contexts import context, setting_of, structure_context
+from peakopt.instances.names import SETTINGS, TASKS
 from peakopt.models import Machine, Suite, Workflow
-
-#: The settings ``peakopt prompt --setting`` takes (see :mod:`peakopt.instances.contexts`).
-SETTINGS = tuple(SETTING_CONTEXTS)
-#: What a prompt asks for: a schedule, or the dependency structure.
-TASKS = ("schedule", "plan")
 
 __all__ = [
     "SETTINGS",

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from peakopt.instances.errors import InputError
-from peakopt.instances.native import dump, pretty_json, suite_json, to_jsonl, write_atomic
-from peakopt.instances.peakbench import to_context
-from peakopt.models import Suite
+
+if TYPE_CHECKING:
+    from peakopt.models import Suite
 
 WRITE_FORMATS = ("json", "jsonl", "rasc")
 
@@ -25,6 +26,10 @@ def render(suite: Suite, to: str, target: str | Path = "<output>") -> str:
         When the format cannot hold the suite (machines in ``jsonl``, none
         in ``rasc``).
     """
+    # here, not at the top: the package imports this module eagerly, and its --help needs no pydantic
+    from peakopt.instances.native import dump, pretty_json, suite_json, to_jsonl
+    from peakopt.instances.peakbench import to_context
+
     if to == "json":
         return suite_json(suite)
     if to == "jsonl":
@@ -45,6 +50,8 @@ def render(suite: Suite, to: str, target: str | Path = "<output>") -> str:
 
 def save(suite: Suite, path: str | Path, *, to: str | None = None) -> None:
     """Write ``suite`` to ``path`` atomically; the format defaults from the extension."""
+    from peakopt.instances.native import write_atomic
+
     target = Path(path)
     kind = to or ("jsonl" if target.suffix.lower() in (".jsonl", ".ndjson") else "json")
     write_atomic(target, render(suite, kind, target))

@@ -24,9 +24,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from peakopt.models import Machine
 from peakopt.runtime.cgroup_v1 import CgroupV1, detect_v1, file_cache, own_folders
+
+if TYPE_CHECKING:
+    from peakopt.models import Machine  # only for annotations: `run --help` imports no pydantic
 
 #: What the kernel must delegate for a measured cgroup.
 CONTROLLERS = ("memory", "cpu")
@@ -154,7 +157,7 @@ def within_limit(machine: Machine, limit: int | None) -> tuple[Machine, str]:
     mib = round(limit / 2**20, 3)
     if declared is not None and declared <= mib:
         return machine, f"memory_mb {declared:g} MiB as declared, within the cgroup limit of {mib:g} MiB"
-    lowered = Machine.model_validate(
+    lowered = type(machine).model_validate(
         {**machine.model_dump(), "capacity": {**machine.capacity, "memory_mb": mib}}
     )
     was = f"declared {declared:g} MiB" if declared is not None else "not declared"

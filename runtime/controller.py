@@ -49,14 +49,12 @@ from peakopt.oracle.uncertain.dispatch import Decider, SimulationError, admitted
 from peakopt.oracle.uncertain.online import OnlinePolicy
 from peakopt.oracle.uncertain.policies import online_decider
 from peakopt.runtime.limits import LimitMode, limiter
+from peakopt.runtime.names import COMMAND_KEY, OnFailure
 from peakopt.runtime.overuse import OveruseWatch, measured_demand
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.replan import OVERRUN_GUESS, Moment, Replan, RestOfPlan, record, replan, warm
 from peakopt.runtime.steps import KILL_GRACE, Step, StepOutcome, run_step
-from peakopt.runtime.trace import PLACES, OnFailure, ReplanRecord, StepRecord, Trace
-
-#: Where a step's command is found in the workflow: ``task.meta["command"]``.
-COMMAND_KEY = "command"
+from peakopt.runtime.trace import PLACES, ReplanRecord, StepRecord, Trace
 
 
 class ControllerError(PeakoptError):

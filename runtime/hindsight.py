@@ -29,7 +29,8 @@ from peakopt.oracle.judge.evaluate import evaluate, with_reference
 from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.tables.rows import ScoreRow
 from peakopt.oracle.tables.score_rows import with_efficiency
-from peakopt.runtime.trace import DemandKind, Trace, load_trace
+from peakopt.runtime.names import DemandKind
+from peakopt.runtime.trace import Trace, load_trace
 
 #: The kinds of run record: a controller trace, an OpenTelemetry export.
 RunFormat = Literal["peakopt-trace", "otlp"]

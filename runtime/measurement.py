@@ -51,6 +51,10 @@ POLL = 0.005
 Accounting = Literal["auto", "cgroup", "psutil"]
 ACCOUNTINGS: tuple[Accounting, ...] = ("auto", "cgroup", "psutil")
 
+#: Sampling interval in seconds, by default (here, not in :mod:`peakopt.runtime.profile`: the
+#: command line's default, and this module imports no model).
+INTERVAL = 0.05
+
 
 class ProfileError(PeakoptError):
     """A command that cannot be measured: not found, failed, or cgroups asked for and unavailable."""

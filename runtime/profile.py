@@ -26,7 +26,14 @@ from typing import Any
 
 from peakopt.models import Segment, Task
 from peakopt.models.uncertainty import Lognormal, Varies
-from peakopt.runtime.measurement import Accounting, MeasuredRun, ProfileError, choose_accounting, measure_run
+from peakopt.runtime.measurement import (
+    INTERVAL,
+    Accounting,
+    MeasuredRun,
+    ProfileError,
+    choose_accounting,
+    measure_run,
+)
 from peakopt.runtime.reaper import Reaper
 from peakopt.runtime.segments import (
     MAX_SEGMENTS,
@@ -37,9 +44,6 @@ from peakopt.runtime.segments import (
     rounded_durations,
 )
 from peakopt.runtime.steps import KILL_GRACE
-
-#: Sampling interval in seconds, by default.
-INTERVAL = 0.05
 
 
 def percentile(values: Sequence[float], q: float) -> float:

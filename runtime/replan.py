@@ -30,16 +30,11 @@ from peakopt.models import Machine, PeakoptError, SolveResult, Workflow
 from peakopt.oracle.base.exact import fraction
 from peakopt.oracle.uncertain.policies import Positional, order_decider, plan_sequence
 from peakopt.oracle.uncertain.scenarios import Scenarios
+from peakopt.runtime.names import REPLAN_GRACE, REPLAN_LIMIT, THRESHOLD
 from peakopt.runtime.trace import PLACES, ReplanRecord
 
 #: Decimal places of a re-plan's times (1 ms).
 REPLAN_PLACES = 3
-#: Default share by which a step may outrun its planned duration before the run re-plans.
-THRESHOLD = 0.25
-#: Default seconds a step may outrun its planned duration by on top of the threshold.
-REPLAN_GRACE = 0.1
-#: Default time limit of one re-plan's solve (seconds).
-REPLAN_LIMIT = 0.2
 #: An overrun step is assumed to run this many times what it has run so far (doubling: the
 #: classic guess for an unknown remaining time, which keeps the re-plans logarithmic in the overrun).
 OVERRUN_GUESS = 2.0

@@ -31,17 +31,12 @@ from peakopt.instances.errors import InputError, from_validation
 from peakopt.models import Machine, Schedule, Task, Workflow
 from peakopt.models.base import FROZEN
 from peakopt.oracle.uncertain.scenarios import Scenarios
+from peakopt.runtime.names import DemandKind, OnFailure
 from peakopt.runtime.overuse import declared_peaks, measured_demand
 
 #: How a step ended: ``ok`` (exit 0), ``failed`` (non-zero exit, killed by a signal, or an
 #: exception), ``skipped`` (never started: a predecessor failed, or the run stopped).
 StepStatus = Literal["ok", "failed", "skipped"]
-#: What happens when a step fails (see :class:`~peakopt.runtime.controller.Controller`).
-OnFailure = Literal["continue", "stop"]
-#: Which demands a trace is scored with: the declared ones, or what the steps were measured to use.
-DemandKind = Literal["declared", "measured"]
-DEMAND_KINDS: tuple[DemandKind, ...] = ("declared", "measured")
-ON_FAILURE: tuple[OnFailure, ...] = ("continue", "stop")
 #: Decimal places of trace times (1 µs): exact for the oracle's integer arithmetic.
 PLACES = 6
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from peakopt.oracle import evaluate
 from peakopt.oracle.judge.verdict import Score
+from peakopt.runtime.names import DemandKind
 from peakopt.runtime.overuse import Excess, declared_peaks, excesses, measured_demand
-from peakopt.runtime.trace import DemandKind, Trace
+from peakopt.runtime.trace import Trace
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ returned, like every solver result.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any
 
 from peakopt.models import Machine, Schedule, SolveResult, Task, Workflow, nominal_hash
 from peakopt.oracle import cva_floor, evaluate, measure, same_time
@@ -25,12 +25,7 @@ from peakopt.oracle.base.exact import on_grid, to_float
 from peakopt.oracle.uncertain.flows import pos_earliest_starts, pos_overflow, resource_flow_edges
 from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.solver.expected import PosCandidate, best_expected, candidates, overflow_share
-
-#: What a robust reference minimises: the makespan at nominal durations, or its sample mean.
-Robust = Literal["nominal", "expected"]
-ROBUST: tuple[Robust, ...] = ("nominal", "expected")
-#: Scenarios drawn by default (``--samples``).
-SAMPLES = 100
+from peakopt.solver.names import ROBUST, SAMPLES, Robust
 
 
 def peak_task(task: Task) -> Task:

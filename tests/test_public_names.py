@@ -167,7 +167,7 @@ def test_equal_constants_assigned_in_two_packages_are_two_meanings(monkeypatch: 
     assert clashes([alias, other]) == {"BOUND": ["peakopt.c.m", "peakopt.d.m"]}  # each assigns it
 
 
-@pytest.mark.parametrize("face", ["peakopt.instances", "peakopt.oracle", "peakopt.solver"])
+@pytest.mark.parametrize("face", ["peakopt.instances", "peakopt.models", "peakopt.oracle", "peakopt.solver"])
 def test_no_lazily_served_name_is_a_submodules(face: str) -> None:
     # importing a submodule binds it to its package's attribute of that name, after which the
     # face's __getattr__ never runs: `from peakopt.instances import save` would give the module

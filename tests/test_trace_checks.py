@@ -25,7 +25,8 @@ from strategies import machines, workflows
 from peakopt.models import Machine, PeakoptError, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.runtime.controller import run_workflow
-from peakopt.runtime.trace import ON_FAILURE, StepRecord, Trace, load_trace, trace_json
+from peakopt.runtime.names import ON_FAILURE
+from peakopt.runtime.trace import StepRecord, Trace, load_trace, trace_json
 from peakopt.solver.heuristics.online import online_policy
 
 BOX = Machine(name="box", capacity={"cpu": 2, "memory_mb": 300})
