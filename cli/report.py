@@ -23,13 +23,14 @@ from peakopt.cli.score_files import load_references, read_scores, scope_pairs
 from peakopt.cli.summaries import (
     BY_FIELDS,
     by_sources,
+    column_names,
     fail_on_option,
     gate,
     report_columns,
     show_summaries,
     summary_options,
 )
-from peakopt.cli.tables import check_formats
+from peakopt.cli.tables import Shown, check_formats, shown_group
 from peakopt.cli.targets import Scopes
 from peakopt.evals.logs import is_eval_log, log_score_rows, read_log
 from peakopt.instances import InputError
@@ -101,6 +102,7 @@ def read_rows(path: str, strict: bool = False) -> list[ScoreRow]:
     "log's task names its own).",
 )
 @format_option
+@shown_group(column_names)
 @fail_on_option
 @click.option(
     "--strict",
@@ -119,6 +121,7 @@ def report(
     suites: tuple[str, ...],
     reference_path: str | None,
     table_format: str | None,
+    shown: Shown,
     fail_on: list[Threshold],
     strict: bool,
 ) -> None:
@@ -171,7 +174,7 @@ def report(
     ranked = board(rows)
     inputs = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
     title = f"peakopt report: {plural(len(rows), 'row')} from {inputs}"
-    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked)
+    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked, shown)
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
@@ -181,7 +184,7 @@ def report(
             title=f"peakopt report: {Path(paths[0]).name if len(paths) == 1 else f'{len(paths)} inputs'}",
             worst=cases,
             listed=worst,
-            columns=report_columns(),
+            columns=report_columns(shown),
             board=ranked,
         )
         out.write_text(page)
