@@ -10,6 +10,7 @@ headers and cell texts; only the markup differs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -20,8 +21,8 @@ from peakopt.cli.tables import show
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: The ``--format`` choices.
-TABLE_FORMATS = ("md", "latex")
+#: The ``--table-format`` choices: every table as Markdown or LaTeX, or the summary alone for a paper.
+TABLE_FORMATS = ("md", "latex", "latex-paper")
 # LaTeX's special characters in text mode and what typesets each as itself.
 _LATEX = {
     "\\": r"\textbackslash{}",
@@ -34,6 +35,10 @@ _LATEX = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # OT1, LaTeX's default font encoding, sets these three as other glyphs (¡, ¿, —)
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 
 
@@ -84,29 +89,72 @@ def latex_text(text: str) -> str:
     return "".join(_LATEX.get(char, char) for char in text)
 
 
+def _latex_row(texts: Sequence[str]) -> str:
+    # a row opening with "[" would be read as the optional argument of the \\ or \midrule before it
+    line = " & ".join(latex_text(text) for text in texts)
+    return ("{}" if line.startswith("[") else "") + line + " \\\\"
+
+
 def latex(table: Table) -> str:
     """A LaTeX ``tabular`` (booktabs rules), its title as a comment line above it, its caption below."""
     headers, right, rows = cells(table)
     lines = [f"% {latex_text(str(table.title))}"] if table.title else []
     lines.append("\\begin{tabular}{" + "".join("r" if r else "l" for r in right) + "}")
     lines.append("\\toprule")
-    lines.append(" & ".join(latex_text(h) for h in headers) + " \\\\")
+    lines.append(_latex_row(headers))
     lines.append("\\midrule")
-    lines += [" & ".join(latex_text(c) for c in row) + " \\\\" for row in rows]
+    lines += [_latex_row(row) for row in rows]
     lines += ["\\bottomrule", "\\end{tabular}"]
     if table.caption:
         lines.append(f"% {latex_text(str(table.caption))}")
     return "\n".join(lines) + "\n"
 
 
+#: The paper table's note, a comment line under its title.
+PAPER_NOTE = "% a mean's 95 % bootstrap interval (seeded) in brackets; needs \\usepackage{booktabs}"
+
+
+def latex_paper(table: Table) -> str:
+    r"""The summary table as a paper prints it: one booktabs ``tabular``, no space outside its columns.
+
+    The table's own columns (the headline ones unless ``--wide`` or ``--columns`` chose others),
+    one line per group, a mean and its interval in one cell (``0.912 [0.880, 0.940]``), a column
+    of percentages with its ``(%)`` in the header instead of in every cell, names escaped; the
+    title and a note as comment lines above it, for a ``table`` float of the paper's own
+    (caption, label) to ``\input``.
+    """
+    headers, right, rows = cells(table)
+    for index, column in enumerate(zip(*rows, strict=True) if rows else ()):
+        if _percentages(column):
+            headers[index] += " (%)"
+            for row in rows:
+                row[index] = row[index].replace("%", "")
+    spec = "".join("r" if r else "l" for r in right)
+    lines = [f"% {latex_text(str(table.title))}"] if table.title else []
+    lines += [PAPER_NOTE, "\\begin{tabular}{@{}" + spec + "@{}}", "\\toprule", _latex_row(headers)]
+    lines += ["\\midrule", *(_latex_row(row) for row in rows), "\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+# a cell of percentages: "75.0%", "-2.5% [-5.0%, +1.0%]"; or a column's words for no figure
+_PERCENT = re.compile(r"[+-]?\d+(\.\d+)?%( \[[+-]?\d+(\.\d+)?%, [+-]?\d+(\.\d+)?%\])?")
+
+
+def _percentages(column: Sequence[str]) -> bool:
+    """Whether a column holds percentages only (and the words that stand for no figure)."""
+    figures = [text for text in column if text not in ("-", "unsafe", "invalid")]
+    return bool(figures) and all(_PERCENT.fullmatch(text) for text in figures)
+
+
 def format_option(func: F) -> F:
-    """``--table-format md|latex``: print the tables on stdout in that markup instead of on stderr."""
+    """``--table-format md|latex|latex-paper``: print tables on stdout in that markup, not on stderr."""
     return click.option(
         "--table-format",
         "table_format",
         type=click.Choice(TABLE_FORMATS),
-        help="Print the tables on stdout as Markdown (md) or a LaTeX tabular (latex), "
-        "the terminal table's columns, instead of on stderr.",
+        help="Print the tables on stdout as Markdown (md) or LaTeX tabulars (latex), the terminal "
+        "tables' columns, instead of on stderr; latex-paper: the summary table alone, for a paper "
+        "(booktabs; the headline columns unless --wide or --columns).",
     )(func)
 
 
@@ -116,10 +164,16 @@ def check_export(table_format: str | None, as_json: bool, as_csv: bool) -> None:
         raise click.UsageError("--table-format and --json/--csv are exclusive (each prints on stdout)")
 
 
-def show_tables(table_format: str | None, tables: Sequence[Table]) -> None:
-    """The tables on stdout in ``table_format`` (blank-line separated), or on stderr without one."""
+def show_tables(table_format: str | None, tables: Sequence[Table], summary: Table | None = None) -> None:
+    """The tables on stdout in ``table_format`` (blank-line separated), or on stderr without one.
+
+    ``latex-paper`` prints the ``summary`` table alone (the first of ``tables`` when None).
+    """
     if table_format is None:
         show(*tables)
+        return
+    if table_format == "latex-paper":
+        click.echo(latex_paper(summary if summary is not None else tables[0]), nl=False)
         return
     render = markdown if table_format == "md" else latex
     click.echo("\n".join(render(table) for table in tables), nl=False)

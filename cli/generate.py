@@ -11,7 +11,7 @@ from click.core import ParameterSource
 
 from peakopt.campaign.ranges import COUNT, COUNT_OR_NONE, PROBABILITY, SEED_MAX, Finite
 from peakopt.cli.common import input_options, summary, warn
-from peakopt.cli.messages import console, note, plural, quiet_option, wrote
+from peakopt.cli.messages import note, plural, print_tables, quiet_option, wrote
 from peakopt.cli.options import seed_option
 from peakopt.cli.outputs import REPLACES, Output, claim
 from peakopt.cli.targets import Scopes
@@ -179,7 +179,7 @@ def _suite_mode(output: str | None, options: dict[str, Any]) -> None:
     if options["max_trivial"] is not None or options["stats"]:
         suite, found = _floor(suite, spec, catalog, options["max_trivial"])
     target = _emit(suite, out, SUITE_FILE.removesuffix(".json"))
-    console().print(_machines_table(suite))
+    print_tables(_machines_table(suite))
     if found is not None:
         for line in found:
             note(line)

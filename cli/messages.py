@@ -20,6 +20,7 @@ import click
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,20 +52,46 @@ def quiet() -> bool:
     return bool(ctx is not None and ctx.meta.get(QUIET))
 
 
-def console() -> Console:
-    """A rich console on stderr, silent under ``--quiet``; 300 columns wide when not a terminal.
+#: The width of the tables on a stderr that is not a terminal (a file, a pipe) when ``COLUMNS``
+#: does not give one: wide enough that every table keeps its own width (a log file is read in an
+#: editor, and searched, not folded), ``--wide``'s summary too.
+PIPED_WIDTH = 300
 
-    The one console of every command, and it reads no markup, emoji codes or highlighting: every
-    string it prints, a table's cells and titles included, is shown as it is. Tables hold names
-    from users' files (a source ``[/bold]``, a machine ``m[red]x``), which markup would fail on
-    or change; styles are given as ``style=`` arguments instead.
+
+def console() -> Console:
+    """A rich console on stderr, silent under ``--quiet``; ``COLUMNS`` wide, or as wide as the terminal.
+
+    The width is ``COLUMNS`` when it is set (a whole number), in a terminal or not; else the
+    terminal's own, and :data:`PIPED_WIDTH` when stderr is a file or a pipe. The one console of
+    every command, and it reads no markup, emoji codes or highlighting: every string it prints,
+    a table's cells and titles included, is shown as it is. Tables hold names from users' files
+    (a source ``[/bold]``, a machine ``m[red]x``), which markup would fail on or change; styles
+    are given as ``style=`` arguments instead.
     """
+    import os
+
     from rich.console import Console  # here: only the commands that draw tables load rich
 
     found = Console(stderr=True, quiet=quiet(), markup=False, emoji=False, highlight=False)
-    if not found.is_terminal:  # a file or a pipe: no terminal width to fit, keep columns whole
-        found.width = 300
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        found.width = int(columns)
+    elif not found.is_terminal:
+        # rich would take the width of any terminal that stdin or stdout is: one documented width
+        found.width = PIPED_WIDTH
     return found
+
+
+def print_tables(*tables: Table) -> None:
+    """Print tables on stderr, fitted to its width with nothing cut (nothing under ``--quiet``).
+
+    See :func:`peakopt.cli.widths.fit`.
+    """
+    from peakopt.cli.widths import fit  # rich: only the commands that draw tables load it
+
+    found = console()
+    for table in tables:
+        found.print(fit(table, found.width))
 
 
 def note(text: str) -> None:

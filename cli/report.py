@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import click
@@ -19,7 +19,7 @@ from peakopt.campaign.summaries import summaries
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option
 from peakopt.cli.messages import note, plural, quiet_option, wrote
-from peakopt.cli.options import check_by, split_option
+from peakopt.cli.options import check_by, grouped, split_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.report_inputs import (
     ReportInput,
@@ -37,13 +37,14 @@ from peakopt.cli.score_files import load_references, scope_pairs
 from peakopt.cli.summaries import (
     BY_FIELDS,
     by_sources,
+    column_names,
     fail_on_option,
     gate,
     report_columns,
     show_summaries,
     summary_options,
 )
-from peakopt.cli.tables import check_formats
+from peakopt.cli.tables import Shown, check_formats, shown_group
 from peakopt.cli.targets import Scopes
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.models.extras import require
@@ -57,6 +58,37 @@ from peakopt.plots.worst import case_title, pick_worst
 if TYPE_CHECKING:
     from peakopt.plots.html import WorstCase
     from peakopt.plots.schedule_plot import Drawn
+
+
+@dataclass(frozen=True)
+class Given:
+    """``--suite`` and ``--reference``: what a scores file was scored on, to draw it and state its floor."""
+
+    suites: tuple[str, ...]
+    reference_path: str | None
+
+
+#: ``--suite`` and ``--reference``, reaching ``report`` as ``given``, one :class:`Given`.
+given_group = grouped(
+    "given",
+    Given,
+    click.option(
+        "--suite",
+        "suites",
+        multiple=True,
+        metavar="PATH",
+        help="The inputs scored, to draw a scores file's worst cases and state its floor (an Inspect "
+        "log's task names its own suite, used without this option).",
+    ),
+    click.option(
+        "-r",
+        "--reference",
+        "reference_path",
+        metavar="REFS.jsonl",
+        help="Reference results, to draw the optimum next to a scores file's worst cases and state "
+        "its floor (an Inspect log's task names its own).",
+    ),
+)
 
 
 @click.command("report")
@@ -74,27 +106,13 @@ if TYPE_CHECKING:
     help="Each method's K worst cases: Gantt charts of the largest gaps (and, for a scores file, "
     "of the most unsafe answers); a table of the K most unsafe and first K invalid answers, with reasons.",
 )
-@click.option(
-    "--suite",
-    "suites",
-    multiple=True,
-    metavar="PATH",
-    help="The inputs scored, to draw a scores file's worst cases (an Inspect log's task names its own "
-    "suite, used without this option).",
-)
-@click.option(
-    "-r",
-    "--reference",
-    "reference_path",
-    metavar="REFS.jsonl",
-    help="Reference results, to draw the optimum next to a scores file's worst cases (an Inspect "
-    "log's task names its own).",
-)
+@given_group
 @split_option(
     "needs each input's suite and references (a log's task names them, a store holds them; "
     "--suite and --reference for a scores file)"
 )
 @format_option
+@shown_group(column_names)
 @fail_on_option
 @click.option(
     "--strict",
@@ -110,9 +128,9 @@ def report(
     as_csv: bool,
     output: str | None,
     worst: int,
-    suites: tuple[str, ...],
-    reference_path: str | None,
+    given: Given,
     table_format: str | None,
+    shown: Shown,
     fail_on: list[Threshold],
     split: str,
     strict: bool,
@@ -163,12 +181,12 @@ def report(
     """
     check_formats(as_json, as_csv)
     check_export(table_format, as_json, as_csv)
-    out = claim(output, [*paths, *suites, *([reference_path] if reference_path else [])])
+    out = claim(output, [*paths, *given.suites, *([given.reference_path] if given.reference_path else [])])
     if out is not None:
         require("matplotlib", "report -o (the HTML report)")  # before any work
     # the --suite and --reference inputs are read (and the references checked) before anything is printed
-    given = drawing_inputs(suites, reference_path)
-    inputs = [_with_suite(found, given) for found in read_inputs(paths, strict, given)]
+    drawn = drawing_inputs(given.suites, given.reference_path)
+    inputs = [_with_suite(found, drawn) for found in read_inputs(paths, strict, drawn)]
     trivial = trivial_answers(inputs)
     inputs = split_rows(inputs, trivial, split)
     if split == "hard":
@@ -189,7 +207,9 @@ def report(
     inputs_table = fields_table("inputs", Cells(made_line(facts), provenance))
     if trivial is None:
         note(NO_FLOOR)
-    show_summaries(found, as_json, as_csv, title, rows, table_format, ranked, floor_table, [inputs_table])
+    show_summaries(
+        found, as_json, as_csv, title, rows, table_format, ranked, shown, floor_table, [inputs_table]
+    )
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
@@ -199,7 +219,7 @@ def report(
             title=f"peakopt report: {facts['suites']} ({plural(len(paths), 'input')})",
             worst=cases,
             listed=worst,
-            columns=report_columns(),
+            columns=report_columns(shown),
             board=ranked,
             provenance=Cells(made_line(facts), provenance),
             floor=None if trivial is None else Cells(floor_caption(trivial), floor_cells(trivial)),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from peakopt.cli.common import input_options, soft_as_hard_option
-from peakopt.cli.messages import console, plural, quiet_option, wrote
+from peakopt.cli.messages import plural, print_tables, quiet_option, wrote
 from peakopt.cli.options import method_list, seed_option
 from peakopt.cli.outputs import REPLACES, claim
 from peakopt.cli.targets import Target, targets
@@ -112,16 +112,19 @@ def score_row(schedule: Schedule, score: Score) -> ScoreRow:
 
 def _summary(rows: list[tuple[Schedule, Score]]) -> Table:
     """Per machine × method, the oracle's aggregate (the columns of ``peakopt score``'s table)."""
-    from peakopt.cli.tables import score_table
+    from peakopt.cli.tables import Shown, score_table
     from peakopt.oracle.tables.aggregate import aggregate
 
     found = aggregate([score_row(s, score) for s, score in rows], ("machine", "source"))
-    return score_table(found, gaps=False, title="peakopt schedule (means over workflows)")
+    # every column: schedule has no --wide, and without an optimum cva and MRU are the figures to compare
+    return score_table(
+        found, gaps=False, title="peakopt schedule (means over workflows)", shown=Shown(wide=True)
+    )
 
 
 def print_table(rows: list[tuple[Schedule, Score]]) -> None:
     """Makespan, cva and safety per schedule (or per machine × method when many) on stderr."""
-    console().print(_detail(rows) if len(rows) <= DETAIL_ROWS else _summary(rows))
+    print_tables(_detail(rows) if len(rows) <= DETAIL_ROWS else _summary(rows))
 
 
 def _epilog() -> str:

@@ -34,6 +34,7 @@ from peakopt.cli.sampling import (
 )
 from peakopt.cli.score_files import answer_records, load_references, read_scores, scope_pairs
 from peakopt.cli.tables import (
+    Shown,
     check_formats,
     correlation_table,
     dump_rows,
@@ -41,7 +42,9 @@ from peakopt.cli.tables import (
     format_options,
     monte_carlo_table,
     plan_table,
+    score_columns,
     score_table,
+    shown_group,
 )
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
@@ -129,6 +132,22 @@ class OutputOptions:
 output_group = grouped("writing", OutputOptions, outputs)
 
 
+@dataclass(frozen=True)
+class ScoreOutputs(OutputOptions):
+    """:class:`OutputOptions`, and the summary table's columns (``--wide``, ``--columns``)."""
+
+    shown: Shown
+
+
+#: ``score``'s :func:`outputs` and :func:`~peakopt.cli.tables.shown_group`, as ``writing``.
+score_output_group = grouped(
+    "writing",
+    ScoreOutputs,
+    outputs,
+    shown_group(lambda: [header for header, _ in score_columns(gaps=True)]),
+)
+
+
 def _claim(writing: OutputOptions, inputs: Sequence[str | None]) -> Output | None:
     """Check the output options, and the -o file, before any work."""
     check_formats(writing.as_json, writing.as_csv)
@@ -173,7 +192,7 @@ def _count(rows: Sequence[ScoreRow] | Sequence[PlanRow], output: str | None) -> 
 @traces_group
 @soft_as_hard_option
 @grouping(GROUP_KEYS)
-@output_group
+@score_output_group
 @click.pass_context
 def score(
     ctx: click.Context,
@@ -188,7 +207,7 @@ def score(
     traces: TraceOptions,
     soft_as_hard: bool,
     by: tuple[str, ...],
-    writing: OutputOptions,
+    writing: ScoreOutputs,
 ) -> None:
     """Score schedules or raw LLM responses against the oracle (and references).
 
@@ -259,7 +278,7 @@ def score(
     check_by(rows, by)
     _emit(rows, writing, out)
     summaries = aggregate(rows, with_settings(rows, by), intervals=True)  # settings never merged
-    tables = [score_table(summaries, gaps=bool(references) or bool(runs.records))]
+    tables = [score_table(summaries, gaps=bool(references) or bool(runs.records), shown=writing.shown)]
     if sample.samples:
         tables.append(monte_carlo_table(summaries, _title(sampling)))
     show_tables(writing.table_format, tables)

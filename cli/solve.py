@@ -19,7 +19,7 @@ from peakopt.cli.cluster import (
 )
 from peakopt.cli.common import ReadOptions, read_options, warn
 from peakopt.cli.group import interrupted
-from peakopt.cli.messages import console, note, plural, quiet_option, resume_hint, wrote
+from peakopt.cli.messages import console, note, plural, print_tables, quiet_option, resume_hint, wrote
 from peakopt.cli.options import grouped, seed_option
 from peakopt.cli.outputs import claim
 from peakopt.cli.targets import targets
@@ -261,7 +261,7 @@ def solve_command(
     results = _run_all(todo, place, sink, refs, output, fresh)
     if refs is not None:
         refs.finish()
-    console().print(summary_table(results, time.monotonic() - began))
+    print_tables(summary_table(results, time.monotonic() - began))
     if refs is not None:
         carried = f" ({len(results)} solved now)" if len(results) < len(refs) else ""
         wrote(output, plural(len(refs), "record") + carried)

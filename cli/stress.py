@@ -38,6 +38,7 @@ from peakopt.cli.stress_options import CampaignOptions, CaseOptions, campaign_op
 from peakopt.cli.summaries import SummaryOptions, fail_on_option, gate, show_summaries, summary_group
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
+from peakopt.cli.widths import fit
 from peakopt.oracle.tables.rows import ScoreRow
 
 
@@ -223,7 +224,8 @@ def stress(
         raise
     store.close()
     found = summaries(rows, summary.by)
-    show_summaries(found, summary.as_json, summary.as_csv, f"peakopt stress: {len(rows)} rows in {db}", rows)
+    title = f"peakopt stress: {len(rows)} rows in {db}"
+    show_summaries(found, summary.as_json, summary.as_csv, title, rows, shown=summary.shown)
     wrote(db, "; ".join([f"{plural(len(rows), 'row')} ({todo.rows} run now)", *written_cases]))
     gate(found, fail_on, rows)
 
@@ -253,7 +255,7 @@ def _work(
         if evaluations:
             spec = AdversarialSpec(methods[0], evaluations, seed=settings.seed, settings=settings)
             found = _search(executor, store, spec, pairs, console)
-            console.print(_search_table(found, spec.method))
+            console.print(fit(_search_table(found, spec.method), console.width))
             store.write_search(
                 [
                     Found(

@@ -20,7 +20,17 @@ from peakopt.campaign.summaries import MethodSummary
 from peakopt.cli.exports import show_tables
 from peakopt.cli.messages import note
 from peakopt.cli.options import by_option, grouped
-from peakopt.cli.tables import board_json, board_tables, emit, format_options, monte_carlo_table, stacked
+from peakopt.cli.tables import (
+    HEADLINE_SHOWN,
+    Shown,
+    board_json,
+    board_tables,
+    emit,
+    format_options,
+    monte_carlo_table,
+    shown_group,
+    stacked,
+)
 from peakopt.models import PeakoptError
 from peakopt.oracle import ScoreRow
 from peakopt.oracle.tables.leaderboard import Board
@@ -35,15 +45,13 @@ REASONS_SHOWN = 10
 BY_FIELDS = ("source", "setting", "tier", "machine", "workflow")
 
 
-def report_table(found: Sequence[MethodSummary], title: str) -> Table:
-    """Per group: failed runs, then the summary columns of :mod:`peakopt.plots.columns`."""
+def report_table(found: Sequence[MethodSummary], title: str, shown: Shown = HEADLINE_SHOWN) -> Table:
+    """Per group: the group's fields, then the ``shown`` summary columns of :mod:`peakopt.plots.columns`."""
     table = Table(title=title, title_justify="left")
     names = list(found[0].group) if found else ["source"]
-    columns = report_columns()
+    columns = report_columns(shown)
     for name in names:
-        # a group's name is never cut to fit a narrow terminal: the figures wrap instead
-        shown = [len(str(s.group.get(name) or "-")) for s in found]
-        table.add_column(name, no_wrap=True, min_width=max([len(name), *shown]))
+        table.add_column(name)
     for header, _ in columns:
         table.add_column(header, justify="right")
     for s in found:
@@ -52,9 +60,14 @@ def report_table(found: Sequence[MethodSummary], title: str) -> Table:
     return table
 
 
-def report_columns() -> list[Column]:
+def report_columns(shown: Shown = HEADLINE_SHOWN) -> list[Column]:
     """The summary columns of the report's terminal table and of its HTML page: one list for both."""
-    return summary_columns(gaps=True, failed=ERROR)
+    return shown.pick(summary_columns(gaps=True, failed=ERROR))
+
+
+def column_names() -> list[str]:
+    """The names ``--columns`` takes on ``report`` and ``stress``: every summary column's header."""
+    return [header for header, _ in report_columns(Shown(wide=True))]
 
 
 def by_sources(help_text: str) -> Callable[[F], F]:
@@ -98,14 +111,17 @@ class SummaryOptions:
     by: tuple[str, ...]
     as_json: bool
     as_csv: bool
+    shown: Shown
 
 
 def summary_group(help_text: str) -> Callable[[F], F]:
-    """:func:`by_sources` (``help_text``) and :func:`summary_options`, reaching the command as ``summary``.
+    """:func:`by_sources` (``help_text``), :func:`summary_options` and :func:`shown_group`, as ``summary``.
 
     The command takes them as one :class:`SummaryOptions`.
     """
-    return grouped("summary", SummaryOptions, by_sources(help_text), summary_options)
+    return grouped(
+        "summary", SummaryOptions, by_sources(help_text), summary_options, shown_group(column_names)
+    )
 
 
 def show_summaries(
@@ -116,6 +132,7 @@ def show_summaries(
     rows: Sequence[ScoreRow] = (),
     table_format: str | None = None,
     ranked: Board | None = None,
+    shown: Shown = HEADLINE_SHOWN,
     beside: Sequence[Table] = (),
     after: Sequence[Table] = (),
 ) -> None:
@@ -135,9 +152,11 @@ def show_summaries(
     reasons = errors_table(rows)
     # rows scored under sampled scenarios (score --samples) also get their Monte Carlo figures
     sampled = [monte_carlo_table(found, "Monte Carlo")] if any(s.monte_carlo for s in found) else []
+    summary = report_table(found, title, shown)
     show_tables(
         table_format,
-        [*tables, *beside, report_table(found, title), *sampled, *([reasons] if reasons else []), *after],
+        [*tables, *beside, summary, *sampled, *([reasons] if reasons else []), *after],
+        summary,
     )
 
 

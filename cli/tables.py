@@ -12,24 +12,31 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 from pydantic import BaseModel
 from rich.table import Table
 
-from peakopt.cli.messages import console
+from peakopt.cli.messages import print_tables
+from peakopt.cli.options import grouped, split_names
 from peakopt.instances.native import to_jsonl
 from peakopt.oracle.tables.aggregate import Correlation, PlanSummary, ScoreSummary
 from peakopt.oracle.tables.leaderboard import Board
 from peakopt.plots.columns import (
     DIFFERENCE_COLUMNS,
+    HEADLINE,
     NAME_HEADERS,
     STANDING_COLUMNS,
+    WITHOUT_OPTIMUM,
+    Column,
+    column_key,
     group_label,
     monte_carlo_columns,
     number,
     percent,
+    pick,
     reasons,
     summary_columns,
 )
@@ -37,22 +44,83 @@ from peakopt.plots.columns import (
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
+#: Summary columns of text, left-aligned (the others hold figures).
+TEXT_HEADERS = ("invalid reasons",)
 
-def score_table(summaries: Sequence[ScoreSummary], gaps: bool, title: str = "peakopt score") -> Table:
+
+@dataclass(frozen=True)
+class Shown:
+    """Which columns a summary table shows (``--wide``, ``--columns``): the headline by default.
+
+    See :data:`~peakopt.plots.columns.HEADLINE` and :func:`~peakopt.plots.columns.pick`.
+    """
+
+    wide: bool = False
+    columns: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.wide and self.columns is not None:
+            raise click.UsageError("--wide and --columns are exclusive")
+
+    def pick(self, columns: Sequence[Column]) -> list[Column]:
+        """The columns shown, out of a table's ``columns``."""
+        return pick(columns, self.columns, wide=self.wide)
+
+
+#: The headline columns (no option given).
+HEADLINE_SHOWN = Shown()
+
+
+def shown_group(valid: Callable[[], Sequence[str]]) -> Callable[[F], F]:
+    """``--wide`` and ``--columns NAME,...``, reaching the command as ``shown``, one :class:`Shown`.
+
+    ``valid`` gives the names ``--columns`` takes (a table's headers); another name is a usage
+    error listing them.
+    """
+
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        names = split_names([value])
+        headers = list(valid())
+        known = {column_key(header) for header in headers}
+        unknown = [name for name in names if column_key(name) not in known]
+        if unknown or not names:
+            what = f"unknown column {', '.join(map(repr, unknown))}" if unknown else "name a column"
+            choices = ", ".join(headers)
+            raise click.BadParameter(f"{what}; choose from: {choices} (a space may be written _ or -)")
+        return names
+
+    wide = click.option(
+        "--wide", is_flag=True, help="Show every column of the summary table, not only the headline ones."
+    )
+    columns = click.option(
+        "--columns",
+        metavar="NAME[,NAME...]",
+        callback=parse,
+        help="Show these columns of the summary table, in this order, beside its group columns "
+        f"(names as in --wide's headers, a space written _ or -; default: {', '.join(HEADLINE)}; "
+        f"{WITHOUT_OPTIMUM} too without references).",
+    )
+    return grouped("shown", Shown, wide, columns)
+
+
+def score_columns(gaps: bool) -> list[Column]:
+    """The summary columns of ``peakopt score``'s table, the invalid answers' reasons last."""
+    return [*summary_columns(gaps), ("invalid reasons", lambda s: reasons(s.invalid_reasons))]
+
+
+def score_table(
+    summaries: Sequence[ScoreSummary], gaps: bool, title: str = "peakopt score", shown: Shown = HEADLINE_SHOWN
+) -> Table:
     """Per-group scheduling aggregates; gap columns when references were given."""
     table = Table(title=title, title_justify="left")
-    columns = summary_columns(gaps)
-    # a group's name is never cut to fit a narrow terminal: the figures wrap instead
-    table.add_column(
-        "group", no_wrap=True, min_width=max([5, *(len(group_label(s.group)) for s in summaries)])
-    )
+    columns = shown.pick(score_columns(gaps))
+    table.add_column("group")
     for header, _ in columns:
-        table.add_column(header, justify="right")
-    table.add_column("invalid reasons")
+        table.add_column(header, justify="left" if header in TEXT_HEADERS else "right")
     for s in summaries:
-        table.add_row(
-            group_label(s.group), *(stacked(cell(s)) for _, cell in columns), reasons(s.invalid_reasons)
-        )
+        table.add_row(group_label(s.group), *(stacked(cell(s)) for _, cell in columns))
     return table
 
 
@@ -60,9 +128,7 @@ def monte_carlo_table(summaries: Sequence[ScoreSummary], title: str) -> Table:
     """Per-group Monte Carlo figures (``score --samples``); gap columns with the perfect-information bound."""
     bounded = any(s.monte_carlo is not None and s.monte_carlo.efficiency is not None for s in summaries)
     table = Table(title=title, title_justify="left")
-    table.add_column(
-        "group", no_wrap=True, min_width=max([5, *(len(group_label(s.group)) for s in summaries)])
-    )
+    table.add_column("group")
     columns = monte_carlo_columns(bounded)
     for header, _ in columns:
         table.add_column(header, justify="right")
@@ -120,13 +186,8 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
 
 def _table(title: str, columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T]) -> Table:
     table = Table(title=title, title_justify="left")
-    for header, cell in columns:
-        if header in NAME_HEADERS:  # never cut a name to fit a narrow terminal
-            table.add_column(
-                header, no_wrap=True, min_width=max([len(header), *(len(cell(i)) for i in items)])
-            )
-        else:
-            table.add_column(header, justify="right")
+    for header, _ in columns:
+        table.add_column(header, justify="left" if header in NAME_HEADERS else "right")
     for item in items:
         table.add_row(*(stacked(cell(item)) for _, cell in columns))
     return table
@@ -150,10 +211,8 @@ def board_json(board: Board) -> str:
 
 
 def show(*tables: Table) -> None:
-    """Print tables on stderr (nothing under ``--quiet``)."""
-    found = console()
-    for table in tables:
-        found.print(table)
+    """Print tables on stderr, fitted to its width without cutting a cell (nothing under ``--quiet``)."""
+    print_tables(*tables)
 
 
 def flatten(row: BaseModel) -> dict[str, Any]:

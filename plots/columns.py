@@ -7,7 +7,7 @@ figures. Presentation only: the oracle computes the figures and formats none.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.tables.aggregate import ScoreSummary, Stats
@@ -114,6 +114,53 @@ def summary_columns(gaps: bool = True, failed: str | None = None) -> list[Column
         columns += [_gap(f"gap {field}", "gap", field) for field in ("mean", "median", "p95", "max")]
         columns.append(_gap("gap vs LB max", "gap_vs_lb", "max"))
     return columns
+
+
+#: The headline columns, in table order: shown by default in every summary table (terminal,
+#: Markdown, LaTeX, HTML) beside the group's own columns; ``--wide`` shows every column and
+#: ``--columns`` names them. Efficiency (with its interval) is the one figure to rank by; the row
+#: count, failed runs (``errors``, a campaign's) and invalid answers say what it rests on; the
+#: safe rate and mean avoidable cva say how unsafe the rest were, the mean gap how slow the safe ones;
+#: ``peakopt score``'s table ends with why answers were invalid (``invalid reasons``).
+HEADLINE = ("efficiency", "rows", "errors", "invalid", "safe", "avoidable cva", "gap mean", "invalid reasons")
+
+#: The headline's stand-in for efficiency and gap where no optimum is known (no references).
+WITHOUT_OPTIMUM = "makespan"
+
+
+def column_key(name: str) -> str:
+    """A column's name as ``--columns`` matches it: any case, ``_`` or ``-`` for a space."""
+    return " ".join(name.strip().lower().replace("_", " ").replace("-", " ").split())
+
+
+def headline(columns: Sequence[Column]) -> list[Column]:
+    """The :data:`HEADLINE` columns among ``columns``; :data:`WITHOUT_OPTIMUM` too without efficiency."""
+    names = {column_key(h) for h, _ in columns}
+    wanted = {*HEADLINE, *(() if "efficiency" in names else (WITHOUT_OPTIMUM,))}
+    return [column for column in columns if column_key(column[0]) in wanted]
+
+
+def pick(
+    columns: Sequence[Column], names: Sequence[str] | None = None, *, wide: bool = False
+) -> list[Column]:
+    """The columns a summary table shows: the :func:`headline` by default, all when ``wide``.
+
+    Parameters
+    ----------
+    columns
+        The table's columns (:func:`summary_columns`, in table order).
+    names
+        Columns by name (:func:`column_key`), shown in that order; a name this table has no
+        column for (``efficiency`` without references, ``errors`` outside a campaign) is left out.
+    wide
+        Every column (``names`` ignored).
+    """
+    if wide:
+        return list(columns)
+    if names is None:
+        return headline(columns)
+    by_key = {column_key(column[0]): column for column in columns}
+    return [by_key[key] for key in map(column_key, names) if key in by_key]
 
 
 def _sampled(field: str, fmt: Callable[[float | None], str]) -> Callable[[ScoreSummary], str]:

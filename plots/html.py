@@ -26,6 +26,7 @@ from peakopt.plots.columns import (
     NAME_HEADERS,
     STANDING_COLUMNS,
     Column,
+    headline,
     summary_columns,
     unranked_note,
 )
@@ -68,9 +69,10 @@ def summary_html(
 ) -> str:
     """An HTML table of aggregates, one row per group, with the terminal table's ``columns``.
 
-    ``columns`` defaults to :func:`~peakopt.plots.columns.summary_columns` (with gaps).
+    ``columns`` defaults to the :func:`~peakopt.plots.columns.headline` of
+    :func:`~peakopt.plots.columns.summary_columns` (with gaps), as the terminal table shows by default.
     """
-    shown = summary_columns(gaps=True) if columns is None else columns
+    shown = headline(summary_columns(gaps=True)) if columns is None else columns
     head = [f'<th class="key">{escape(k)}</th>' for k in keys]
     head += [f"<th>{escape(h)}</th>" for h, _ in shown]
     body = []
@@ -223,7 +225,8 @@ def render_report(
         How many unsafe and how many invalid answers of each method the
         worst-cases section lists, with their reasons (0: none).
     columns
-        The summary tables' columns: the terminal table's, so both show the same.
+        The summary tables' columns: the terminal table's, so both show the same (default: the
+        headline ones, :func:`~peakopt.plots.columns.headline`).
     board
         The leaderboard, the first section when it ranks two sources or more
         (default: :func:`~peakopt.oracle.tables.leaderboard.board` of ``rows``). Every

@@ -22,3 +22,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 _CACHE = tempfile.mkdtemp(prefix="peakopt-test-cache-")
 os.environ["PEAKOPT_CACHE"] = _CACHE
 atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+
+# pytest-xdist's workers inherit COLUMNS=80 (and LINES) from their launcher, and the tables honour
+# COLUMNS: without it, every process of the run has one width whether run with -n or not (a piped
+# stderr's, peakopt.cli.messages.PIPED_WIDTH). A test that studies widths sets COLUMNS itself.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
