@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,16 @@ def test_plot_command_writes_pdf(tmp_path: Path) -> None:
     code, err = run_cli("plot", "bundled:refund", "--method", "asap,serial", "-o", str(out))
     assert code == 0, err
     assert out.read_bytes().startswith(b"%PDF-")
+
+
+def test_a_name_in_a_script_the_default_font_lacks_draws_without_a_warning(tmp_path: Path) -> None:
+    # DejaVu Sans has no CJK glyphs: they come from a fallback font, and no glyph goes missing
+    name = "日本語の手順"
+    workflow = Workflow(id=name, tasks=[Task(id=name, duration=1.0, demand={"cpu": 1.0})])
+    machine = Machine(name="机", capacity={"cpu": 1.0})
+    schedule = Schedule(workflow=name, starts={name: 0.0}, source="源")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        panel = Drawn("源", schedule, evaluate(workflow, machine, schedule))
+        save_figure(figure(workflow, machine, [panel]), tmp_path / "cjk.png")
+    assert (tmp_path / "cjk.png").stat().st_size > 1000
