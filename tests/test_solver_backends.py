@@ -51,8 +51,13 @@ def registered() -> Iterator[None]:
 
 
 def test_the_built_in_backends_are_registered() -> None:
-    assert BACKENDS == ("cpsat", "milp")
+    assert BACKENDS == ("cpsat", "milp"), "the `backend` parameter (tests/conftest.py) lists them too"
     assert backend_named("cpsat").relaxation and not backend_named("milp").relaxation
+
+
+def test_the_backend_parameter_is_a_built_in_exact_backend(backend: str) -> None:
+    assert backend in BACKENDS
+    assert backend_named(backend).name == backend
 
 
 def test_a_registered_backend_is_solved_with_and_checked_by_the_oracle(registered: None) -> None:

@@ -58,9 +58,9 @@ def test_raises_a_j90_bound() -> None:
 
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(tiny_instances(max_tasks=6))
-def test_never_above_the_milp_optimum(instance: tuple[Workflow, Machine]) -> None:
+def test_never_above_the_optimum(backend: str, instance: tuple[Workflow, Machine]) -> None:
     workflow, machine = instance
     problem = scale(workflow, machine)
-    result = solve(workflow, machine, time_limit=10, workers=1, backend="milp")
+    result = solve(workflow, machine, time_limit=10, workers=1, backend=backend)
     assert result.status == "optimal" and result.makespan is not None
     assert problem.seconds(_bound(problem, problem.serial + 1)) <= result.makespan + 1e-9

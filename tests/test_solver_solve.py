@@ -342,7 +342,9 @@ def noisy_instances(draw: st.DrawFn) -> tuple[Workflow, Machine]:
 
 @settings(max_examples=25, deadline=None)
 @given(noisy_instances())
-def test_the_optimum_is_the_best_schedule_the_oracle_calls_safe(instance: tuple[Workflow, Machine]) -> None:
+def test_the_optimum_is_the_best_schedule_the_oracle_calls_safe(
+    backend: str, instance: tuple[Workflow, Machine]
+) -> None:
     # brute force over whole-second starts (enough for whole-second durations): solver and oracle agree
     workflow, machine = instance
     horizon = int(sum(t.length for t in workflow.tasks))
@@ -353,7 +355,7 @@ def test_the_optimum_is_the_best_schedule_the_oracle_calls_safe(instance: tuple[
         for starts in itertools.product(range(horizon + 1), repeat=len(workflow.tasks))
     )
     best = min(score.makespan for score in scores if score.safe)
-    result = solve(workflow, machine, time_limit=10)
+    result = solve(workflow, machine, time_limit=10, backend=backend)
     assert_safe(result, workflow, machine)
     assert result.lower_bound is not None and result.lower_bound <= best
     if result.exact:
