@@ -18,7 +18,7 @@ import pytest
 
 from peakopt.cli.main import COMMANDS
 from peakopt.models import PeakoptError
-from peakopt.models.extras import EXTRA_OF, LazyModule, MissingExtra, missing_extra, require
+from peakopt.models.extras import EXTRA_OF, LazyModule, MissingExtra, lazy_face, missing_extra, require
 
 #: What no command's --help may import: the solvers, the extras, NumPy and what comes with them.
 HEAVY = (
@@ -230,6 +230,16 @@ def test_a_lazy_module_imports_on_first_use(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setitem(sys.modules, "psutil", None)
     with pytest.raises(MissingExtra, match="measuring needs the runtime extra"):
         _ = LazyModule("psutil", "measuring").Process
+
+
+def test_a_lazy_face_loads_a_name_once_and_lists_each_name_once() -> None:
+    namespace: dict[str, object] = {"__name__": "face"}
+    get, listed = lazy_face(namespace, {"dumps": "json"})
+    assert "dumps" not in namespace and listed() == ["__name__", "dumps"]
+    assert get("dumps") is json.dumps and namespace["dumps"] is json.dumps  # stored: no second look-up
+    assert listed() == ["__name__", "dumps"]
+    with pytest.raises(AttributeError, match="module 'face' has no attribute 'loads'"):
+        get("loads")
 
 
 def test_every_extras_library_is_named_in_pyproject() -> None:
