@@ -63,9 +63,11 @@ def home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[]
         return found
 
     yield again
-    for found in opened:
+    for found in opened:  # a store opened only to read is closed too, never left to the collector
         if isinstance(found, StoreReferences):
             found.store.close()
+        elif isinstance(found, JsonLinesReferences):
+            found.close()
 
 
 def test_what_a_run_adds_is_there_for_the_next_run(

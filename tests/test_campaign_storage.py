@@ -216,9 +216,10 @@ def lock(db: Path, after_rows: int = 0) -> subprocess.Popen[str]:
 
 
 def release(locker: subprocess.Popen[str]) -> None:
-    assert locker.stdin is not None
+    assert locker.stdin is not None and locker.stdout is not None
     locker.stdin.close()
     locker.wait(30)
+    locker.stdout.close()  # else the collector finds the pipe open (a ResourceWarning)
 
 
 @pytest.mark.slow
