@@ -244,8 +244,8 @@ def test_a_stopped_pool_leaves_no_manager_thread_for_the_exit_hook(stopped: str)
     while len(pool.started()) < 2 and time.monotonic() < wait_until:
         time.sleep(0.05)
     old = pool.pool
-    manager = old._executor_manager_thread  # type: ignore[attr-defined]
-    wakeup = old._executor_manager_thread_wakeup  # type: ignore[attr-defined]
+    manager = old._executor_manager_thread
+    wakeup = old._executor_manager_thread_wakeup
     if stopped == "closed now":
         pool.close(now=True)
     else:

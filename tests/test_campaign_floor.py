@@ -71,7 +71,7 @@ def test_the_floor_of_a_small_suite_by_hand() -> None:
         evaluate(w, m, Schedule(workflow=w.id, machine=m.name, starts=trivial_starts(w, m)["serial"]))
         for w, m in every_pair(suite)
     ]
-    by_hand = sum(refs[(s.workflow, s.machine)].makespan / s.makespan for s in serial) / 4  # type: ignore[operator]
+    by_hand = sum(refs[(s.workflow, s.machine)].makespan / s.makespan for s in serial) / 4
     assert lines["serial"].efficiency is not None and abs(lines["serial"].efficiency - by_hand) < 1e-12
     assert lines["zero"].efficiency == 0.25  # 1 on side/roomy, 0 (invalid or unsafe) elsewhere
     text = describe(found)

@@ -39,7 +39,7 @@ def summary(gap_mean: float | None, safe_rate: float = 1.0, errors: int = 0) -> 
         mean_avoidable_cva=None,
         strict_mru=0.0,
         safe_mru=0.0,
-        gap=gap,  # type: ignore[arg-type]
+        gap=gap,
         gap_vs_lb=None,
         gap_vs_ub=None,
         pushed=0,

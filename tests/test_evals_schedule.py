@@ -38,7 +38,7 @@ def canned(messages: list[ChatMessage], tools: Any, choice: Any, config: Generat
     content: list[ContentReasoning | ContentText] = [ContentText(text=text)]
     if reasoning is not None:
         content.insert(0, ContentReasoning(reasoning=reasoning))
-    message = ChatMessageAssistant(content=content, model="mock")  # type: ignore[arg-type]
+    message = ChatMessageAssistant(content=content, model="mock")
     return ModelOutput(
         model="mock",
         choices=[ChatCompletionChoice(message=message, stop_reason="stop")],

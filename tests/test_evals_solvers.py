@@ -52,7 +52,7 @@ def efficiency(log: EvalLog) -> float:
 
 
 def sample_values(log: EvalLog) -> dict[str, dict[str, float]]:
-    return {str(s.id): s.scores["oracle"].value for s in log.samples or []}  # type: ignore[index,misc]
+    return {str(s.id): s.scores["oracle"].value for s in log.samples or []}  # type: ignore[misc]
 
 
 @pytest.mark.slow
@@ -62,7 +62,7 @@ def test_the_oracle_solver_scores_one_on_every_proven_pair_of_the_bundled_defaul
     log = run(tmp_path, oracle())
     suite = load_suite("bundled:default")
     pairs = [(w, m) for w in suite.workflows for m in suite.machines]
-    refs = checked_references(log.eval.metadata["reference"], pairs)  # type: ignore[index]
+    refs = checked_references(log.eval.metadata["reference"], pairs)
     values = sample_values(log)
     assert len(values) == 900
     for (workflow, machine), result in refs.items():
@@ -89,7 +89,7 @@ def test_a_trivial_solver_earns_what_the_floor_says(tmp_path: Path, cache: Path,
     loaded = load_suite(str(suite))
     refs = checked_references(
         log.eval.metadata["reference"], [(w, m) for w in loaded.workflows for m in loaded.machines]
-    )  # type: ignore[index]
+    )
     rows = {(r.workflow, r.machine): r for r in floor_rows(loaded, refs) if r.source == f"trivial:{answer}"}
     for sample_id, value in sample_values(log).items():
         workflow, machine = sample_id.split("@")
@@ -137,7 +137,7 @@ def test_a_sample_the_model_never_answered_is_unscored(tmp_path: Path, cache: Pa
     )
     assert log.status == "success", log.error
     for sample in log.samples or []:
-        score = sample.scores["oracle"]  # type: ignore[index]
+        score = sample.scores["oracle"]
         assert isinstance(score.value, float) and math.isnan(score.value)
         assert score.explanation == "no answer from the model: the provider refused the request"
 

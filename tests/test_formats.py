@@ -142,14 +142,14 @@ def test_rasc_cpu_choice() -> None:
     assert peak.id == "ctx"
     # both CPU figures survive a round trip whichever became the demand
     costs = to_context(avg, from_context(context(), "ctx.json").machines[0])["resource_costs"]
-    assert costs["steps"]["a"]["cpu_peak_cores"] == 0.9  # type: ignore[index]
+    assert costs["steps"]["a"]["cpu_peak_cores"] == 0.9
 
 
 def test_rasc_dependency_map_and_extra_resources() -> None:
     data = context()
     data["dependency_structure"] = {"b": ["a"]}
     data["machine"] = {"cpu_capacity": 2, "memory_mb_capacity": 1024, "other_capacity": {"gpu_mb": 8000}}
-    steps = data["resource_costs"]["steps"]  # type: ignore[index]
+    steps = data["resource_costs"]["steps"]
     steps["b"]["other_demand"] = {"gpu_mb": 4000}
     suite = from_context(data, "ctx.json")
     assert suite.machines[0].capacity["gpu_mb"] == 8000

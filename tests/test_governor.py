@@ -539,7 +539,7 @@ class Broken:
 
 
 def test_a_policy_that_raises_is_logged_and_the_ready_order_used(caplog: pytest.LogCaptureFixture) -> None:
-    governor = Governor(BOX, policy=Broken())  # type: ignore[arg-type]
+    governor = Governor(BOX, policy=Broken())
     first = governor.acquire_blocking("a", demand={"memory_mb": 4000})
     done = threading.Thread(
         target=lambda: governor.release(governor.acquire_blocking("b", demand={"memory_mb": 4000}))

@@ -51,7 +51,7 @@ def judged(trace: Trace) -> None:
 
 def plan_ids(governor: Governor, workflow: Workflow) -> list[str]:
     assert governor.plan is not None
-    return [workflow.tasks[j].id for j in governor.plan.order.sequence]  # type: ignore[union-attr]
+    return [workflow.tasks[j].id for j in governor.plan.order.sequence]
 
 
 def follows(trace: Trace, sequence: list[str]) -> None:

@@ -138,7 +138,7 @@ def test_a_better_schedule_from_elsewhere_joins_the_population() -> None:
 
     def adopt(span: float) -> list[float] | None:
         polled.append(span)
-        return elsewhere if span > reference.makespan + 1e-9 else None  # type: ignore[operator]
+        return elsewhere if span > reference.makespan + 1e-9 else None
 
     polls = iter(range(5))
     start, span = evolve(

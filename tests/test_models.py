@@ -113,7 +113,7 @@ def test_machine_and_suite_rules() -> None:
 def test_models_are_frozen() -> None:
     task = Task(id="a", duration=1)
     with pytest.raises(ValidationError):
-        task.duration = 2  # type: ignore[misc]
+        task.duration = 2
 
 
 def test_graph_helpers() -> None:
@@ -155,13 +155,13 @@ NOT_NUMBERS = [True, False, "1.5", "2", [1]]
 def test_numbers_are_strict(value: object) -> None:
     # lax pydantic would read True as 1.0 and "1.5" as 1.5 without a word
     with pytest.raises(ValidationError, match="valid number"):
-        Task(id="a", duration=value, demand={"cpu": 1})  # type: ignore[arg-type]
+        Task(id="a", duration=value, demand={"cpu": 1})
     with pytest.raises(ValidationError, match="valid number"):
-        Task(id="a", duration=1, demand={"cpu": value})  # type: ignore[dict-item]
+        Task(id="a", duration=1, demand={"cpu": value})
     with pytest.raises(ValidationError, match="valid number"):
-        Segment(duration=value)  # type: ignore[arg-type]
+        Segment(duration=value)
     with pytest.raises(ValidationError, match="valid number"):
-        Machine(name="m", capacity={"cpu": value})  # type: ignore[dict-item]
+        Machine(name="m", capacity={"cpu": value})
 
 
 @given(st.one_of(st.integers(0, 10**12), st.floats(0, 1e12)))

@@ -75,7 +75,7 @@ def test_a_bad_distribution_is_one_error_line_naming_the_task(tmp_path: Path) ->
 
 
 def test_triangular_fit_meets_its_three_percentiles() -> None:
-    dist = task(triangular(2, 3, 4.5)).varies.duration  # type: ignore[union-attr]
+    dist = task(triangular(2, 3, 4.5)).varies.duration
     assert isinstance(dist, Triangular)
     low, mode, high = dist.fit
     assert 0 <= low <= mode <= high
@@ -88,11 +88,11 @@ def test_triangular_fit_meets_its_three_percentiles() -> None:
 
 def test_triangular_ratios_are_the_golden_section() -> None:
     assert pytest.approx((1 - 0.6180339887, 0.6180339887)) == TRIANGULAR_RATIOS
-    assert task(triangular(2, 2, 2)).varies.duration.fit == (2, 2, 2)  # type: ignore[union-attr]
+    assert task(triangular(2, 2, 2)).varies.duration.fit == (2, 2, 2)
 
 
 def test_lognormal_fit_keeps_the_median_and_the_p90_p10_ratio() -> None:
-    dist = task({"duration": {"kind": "lognormal", "p10": 1, "p50": 2, "p90": 9}}).varies.duration  # type: ignore[union-attr]
+    dist = task({"duration": {"kind": "lognormal", "p10": 1, "p50": 2, "p90": 9}}).varies.duration
     assert isinstance(dist, Lognormal)
     assert math.exp(dist.mu) == pytest.approx(2)
     assert math.exp(dist.mu + Z90 * dist.sigma) / math.exp(dist.mu - Z90 * dist.sigma) == pytest.approx(9)

@@ -55,12 +55,12 @@ def test_literal_breaks_dependencies_enforced_does_not() -> None:
         workflow, machine, Timetable(workflow, plan, True), scenarios, execution="enforced"
     )
     # a runs long in about half the scenarios, and then b starts before a ends
-    assert 0.4 < literal.violation_rate < 0.6  # type: ignore[operator]
+    assert 0.4 < literal.violation_rate < 0.6
     assert enforced.violation_rate == 0.0 and enforced.safe_rate == 1.0
-    assert literal.safe_rate == pytest.approx(1 - literal.violation_rate)  # type: ignore[operator]
+    assert literal.safe_rate == pytest.approx(1 - literal.violation_rate)
     # b waits for its planned start when a ends early: E[max(2, a)] + E[b] = 2.05 + 2
     assert enforced.mean_makespan == pytest.approx(4.05, abs=0.02)
-    assert enforced.p95_makespan > enforced.mean_makespan  # type: ignore[operator]
+    assert enforced.p95_makespan > enforced.mean_makespan
     assert (literal.samples, literal.seed, literal.noise_duration, literal.noise_demand) == (400, 0, 0.1, 0.0)
 
 
@@ -72,9 +72,9 @@ def test_overflow_probability_under_demand_noise() -> None:
         workflow, machine, Timetable(workflow, [0.0, 2.0, 0.0], True), scenarios, execution="enforced"
     )
     # the sum of two multipliers uniform in [0.8, 1.2] exceeds 2 half of the time
-    assert 0.4 < figures.overflow_rate < 0.6  # type: ignore[operator]
-    assert figures.mean_avoidable_cva > 0  # type: ignore[operator]
-    assert figures.safe_rate == pytest.approx(1 - figures.overflow_rate)  # type: ignore[operator]
+    assert 0.4 < figures.overflow_rate < 0.6
+    assert figures.mean_avoidable_cva > 0
+    assert figures.safe_rate == pytest.approx(1 - figures.overflow_rate)
 
 
 def test_gap_and_efficiency_against_the_perfect_information_bound() -> None:
@@ -127,7 +127,7 @@ def test_aggregates_average_records_and_keep_deterministic_output() -> None:
     (summary,) = aggregate(rows, intervals=True)
     assert summary.monte_carlo is not None
     assert summary.monte_carlo.records == 3 and summary.monte_carlo.samples == 300
-    assert summary.monte_carlo.safe_rate == pytest.approx((literal.safe_rate + 1.0 + 0.0) / 3)  # type: ignore[operator]
+    assert summary.monte_carlo.safe_rate == pytest.approx((literal.safe_rate + 1.0 + 0.0) / 3)
     assert summary.monte_carlo.mean_makespan == pytest.approx(literal.mean_makespan)
     assert "mc_safe_rate" in summary.intervals
     plain = aggregate([ScoreRow(valid=True, source="a")], intervals=True)[0]

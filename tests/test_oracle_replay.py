@@ -86,7 +86,7 @@ def reference(
 ) -> SolveResult:
     return SolveResult(
         workflow="refund", machine="worker", status=status, makespan=makespan, lower_bound=lower
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_gaps_by_definition() -> None:

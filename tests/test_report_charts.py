@@ -64,7 +64,7 @@ def test_a_method_at_the_optimum_everywhere_reaches_one_at_zero() -> None:
     fig = gap_profile([row("best"), row("best")])
     assert fig is not None
     best = line(fig, "best")
-    assert (best.get_xdata()[0], best.get_ydata()[0]) == (0.0, 1.0)  # type: ignore[index]
+    assert (best.get_xdata()[0], best.get_ydata()[0]) == (0.0, 1.0)
 
 
 def test_no_profile_without_references() -> None:

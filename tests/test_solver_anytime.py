@@ -26,7 +26,7 @@ def test_a_short_limit_still_gives_a_schedule_a_bound_and_the_memory() -> None:
     result = solve(workflow, machine, time_limit=1, workers=2, progress=lambda u, b: seen.append((u, b)))
     assert_safe(result, workflow, machine)
     assert result.params["peak_memory_mb"] > 0
-    assert all(b <= result.makespan + 1e-9 for _, b in seen)  # type: ignore[operator]
+    assert all(b <= result.makespan + 1e-9 for _, b in seen)
 
 
 def test_the_gap_limit_stops_a_j90_search() -> None:

@@ -115,7 +115,7 @@ def test_an_unproven_claim_goes_to_the_search(monkeypatch: pytest.MonkeyPatch) -
 
     def spy(*args: object, **kwargs: object) -> object:
         asked.append(kwargs["hint"])
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(quick, "solve", spy)
     result = quick_optimum(TRIPLE, FIVE, time_limit=5)

@@ -133,7 +133,7 @@ def test_spans_go_to_an_otlp_http_collector(tmp_path: Path, httpserver) -> None:
         Planned(0.0, {"memory_mb": 900.0}, 0.01, k % 2 == 0, "fail" if k == 3 else "ok", 0.0)
         for k in range(4)
     ]
-    trace = governed_run(calls, httpserver.url_for("/"))  # type: ignore[arg-type]
+    trace = governed_run(calls, httpserver.url_for("/"))
     documents = []
     for request, _ in httpserver.log:
         message = ExportTraceServiceRequest()

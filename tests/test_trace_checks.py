@@ -51,9 +51,9 @@ def trace(*records: StepRecord, on_failure: str = "continue") -> dict[str, Any]:
         workflow=WORKFLOW,
         machine=BOX,
         policy="asap",
-        on_failure=on_failure,  # type: ignore[arg-type]
+        on_failure=on_failure,
         started_at=WHEN,
-        status=status,  # type: ignore[arg-type]
+        status=status,
         steps=records,
     )
     return json.loads(trace_json(found))  # type: ignore[no-any-return]
