@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from project_root import ROOT
 from stress_helpers import env
 
 from peakopt.cli.main import cli
@@ -39,7 +40,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     scores = folder / "scores.jsonl"
     assert run("score", str(suite), "-s", str(answers), "-o", str(scores))[0] == 0
     catalog = folder / "catalog.json"
-    shutil.copy(Path(__file__).parents[1] / "instances" / "data" / "catalog" / "tools.json", catalog)
+    shutil.copy(ROOT / "instances" / "data" / "catalog" / "tools.json", catalog)
     return {"suite": suite, "answers": answers, "plans": plans, "scores": scores, "catalog": catalog}
 
 

@@ -4,15 +4,14 @@ markdown that renders as literal text, and a site that needs no network to be re
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import markdown
 import pytest
 import yaml
+from project_root import ROOT
 
 from peakopt.cli.main import COMMANDS
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 CONFIG = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from project_root import ROOT
 
 from peakopt.cli.main import COMMANDS
 from peakopt.models import PeakoptError
@@ -245,8 +246,7 @@ def test_a_lazy_face_loads_a_name_once_and_lists_each_name_once() -> None:
 def test_every_extras_library_is_named_in_pyproject() -> None:
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
-    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert set(EXTRA_OF.values()) <= set(extras)
 
 

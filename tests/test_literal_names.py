@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from project_root import ROOT
 
 from peakopt.campaign.summaries import summaries
 from peakopt.cli import exports
@@ -50,8 +51,6 @@ NAMES = [
     "*a*_b|`c`",
     "[x](y)",
 ]
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def suite(tmp: Path, name: str) -> Path:
