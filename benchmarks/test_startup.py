@@ -2,7 +2,7 @@
 
 Every command's own ``--help`` is timed too (:data:`HELPS`, one per command of
 :data:`peakopt.cli.main.COMMANDS`): it imports none of the heavy libraries
-(``tests/test_extras.py`` checks), but most commands still import pydantic and
+(``tests/models/test_extras.py`` checks), but most commands still import pydantic and
 their library modules to build their options, so they are held to the bound
 only where they meet it (the others are expected failures, measured; see the
 docs' benchmarks page).

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 # Eager, unlike the rest: `save` is also the name of a submodule, and importing that submodule
 # (from anywhere) binds the module to this package's attribute `save`, where a lazy look-up never
-# runs again. Importing it here binds the function once and for all (tests/test_public_names.py
+# runs again. Importing it here binds the function once and for all (tests/house/test_public_names.py
 # checks that no lazily served name is a submodule's).
 from peakopt.instances.save import WRITE_FORMATS, render, save
 from peakopt.models.extras import lazy_face

@@ -2,7 +2,7 @@
 
 The real tests run wherever this process may create cgroup v1 children (a v1 machine as root:
 this one and CI); elsewhere they are skipped with the reason :func:`detect_v1` gives.
-Tolerances are those of tests/test_profile.py (a shared 2-core machine).
+Tolerances are those of tests/runtime/test_profile.py (a shared 2-core machine).
 """
 
 from __future__ import annotations
