@@ -2,7 +2,7 @@
 
 Every command's own ``--help`` is timed too (:data:`HELPS`, one per command of
 :data:`peakopt.cli.main.COMMANDS`) and held to the same bound: it imports none of
-the heavy libraries, nor pydantic and the models (``tests/test_extras.py`` checks
+the heavy libraries, nor pydantic and the models (``tests/models/test_extras.py`` checks
 both per command). The commands whose modules still import pydantic to build
 their options (:data:`SLOW_HELP`, the set that test keeps) are expected failures
 here, still measured (see the docs' benchmarks page).
@@ -53,7 +53,7 @@ HELPS: dict[str, tuple[list[str], float | None]] = {
     f"{name} --help": ([*PEAKOPT, name, "--help"], 3.0) for name in PEAKOPT_COMMANDS
 }
 #: The commands whose --help is not yet within the bound: their modules still import pydantic models
-#: and library modules at the top to build their options (the set tests/test_extras.py keeps).
+#: and library modules at the top to build their options (the set tests/models/test_extras.py keeps).
 SLOW_HELP = {"score", "plan-score", "stress", "report"}
 ROUNDS = 15
 

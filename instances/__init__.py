@@ -6,14 +6,14 @@ not the generator, the prompts and every format's reader (``--help`` stays fast)
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 # Eager, unlike the rest: `save` is also the name of a submodule, and importing that submodule
 # (from anywhere) binds the module to this package's attribute `save`, where a lazy look-up never
-# runs again. Importing it here binds the function once and for all (tests/test_public_names.py
+# runs again. Importing it here binds the function once and for all (tests/house/test_public_names.py
 # checks that no lazily served name is a submodule's).
 from peakopt.instances.save import WRITE_FORMATS, render, save
+from peakopt.models.extras import lazy_face
 
 if TYPE_CHECKING:
     from peakopt.instances.catalog import Catalog, default_catalog, parse_catalog
@@ -86,13 +86,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_face(globals(), _HOMES)

@@ -10,7 +10,9 @@ or raises :class:`MissingExtra`, whose message is the one line the command line 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from types import ModuleType
+from typing import Any
 
 from peakopt.models.errors import PeakoptError
 
@@ -108,3 +110,35 @@ class LazyModule(ModuleType):
         real = require(*self._need)
         self.__dict__.update(real.__dict__)  # from now on a plain module look-up
         return getattr(real, name)
+
+
+def lazy_face(
+    namespace: dict[str, Any], homes: Mapping[str, str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` (PEP 562) for public names that load on first use.
+
+    For a package whose face must not import what its names need (OR-Tools, NumPy)::
+
+        __getattr__, __dir__ = lazy_face(globals(), _HOMES)
+
+    Parameters
+    ----------
+    namespace
+        The package's ``globals()``: a name, once loaded, is stored there, so later look-ups skip
+        ``__getattr__``.
+    homes
+        Each public name -> the module that defines it.
+    """
+    package = namespace["__name__"]
+
+    def __getattr__(name: str) -> object:
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(homes[name]), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *homes})
+
+    return __getattr__, __dir__

@@ -6,8 +6,9 @@ need neither OR-Tools nor PuLP, so ``peakopt schedule`` does not pay for importi
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from peakopt.models.extras import lazy_face
 
 if TYPE_CHECKING:
     from peakopt.solver.backends import register
@@ -29,13 +30,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_face(globals(), _HOMES)

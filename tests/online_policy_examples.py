@@ -20,7 +20,7 @@ def one_at_a_time(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:
     return policy
 
 
-# --- every way a factory or its policy can be wrong (tests/test_plugin_faults.py) -----------------
+# --- every way a factory or its policy can be wrong (tests/cli/test_plugin_faults.py) -----------------
 
 NOT_CALLABLE = 3
 

@@ -1,7 +1,7 @@
 """Write docs/cli.md, the CLI reference, from the ``--help`` of every ``peakopt`` command.
 
 Run ``python docs/scripts/cli_reference.py`` after changing a command; ``--check`` exits 1,
-writing nothing, when docs/cli.md differs from what the commands print (tests/test_docs_cli.py
+writing nothing, when docs/cli.md differs from what the commands print (tests/docs/test_docs_cli.py
 runs that check). The commands are found by reading each group's ``--help`` (its ``Commands:``
 list), so a lazily loaded group, a new or a renamed command need no edit here; hidden commands
 (old spellings kept as aliases) stay out, as they do from ``--help``.

@@ -4,7 +4,7 @@ Page by page, in a fresh folder, in order (a file one block writes is there for 
 every ``$ ...`` line of a ```` ```console ```` block runs in bash with this environment's
 ``peakopt`` first on PATH, every ```` ```python ```` block runs in a fresh interpreter, and a
 block with a ``title="FILE"`` (a JSON Lines example shown on the page) is written to FILE first.
-``../shared`` is the benchmark data, as beside a checkout. tests/test_docs_examples.py runs them.
+``../shared`` is the benchmark data, as beside a checkout. tests/docs/test_docs_examples.py runs them.
 
 A console block right after the line ``<!-- output: generated -->`` shows what its commands
 print, written by this script rather than by hand: ``python docs/scripts/page_examples.py``

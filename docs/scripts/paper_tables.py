@@ -15,7 +15,7 @@ left alone.
 
 Before anything is written the figures are checked against the oracle's contract: every optimum
 proven, the optimum's rows at gap 0 and efficiency 1, no efficiency above 1, no safe schedule
-shorter than the optimum (tests/test_docs_paper_tables.py runs the same checks and ``--check``).
+shorter than the optimum (tests/docs/test_docs_paper_tables.py runs the same checks and ``--check``).
 """
 
 from __future__ import annotations

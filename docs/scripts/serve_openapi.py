@@ -1,7 +1,7 @@
 """Write docs/serve-openapi.json, the OpenAPI schema of ``peakopt serve``, from the app itself.
 
 Run ``python docs/scripts/serve_openapi.py`` after changing an endpoint; ``--check`` exits 1,
-writing nothing, when the committed file differs from what the app gives (tests/test_docs_serve.py
+writing nothing, when the committed file differs from what the app gives (tests/docs/test_docs_serve.py
 runs that check), so the schema in the docs cannot drift from the code.
 """
 
