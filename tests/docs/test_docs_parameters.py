@@ -34,7 +34,7 @@ def solve(workflow: Workflow, machine: Machine) -> None:
 '''
 
 
-def annotations(tmp_path: Path, *extensions: griffe.Extension) -> dict[str, dict[str, str]]:
+def documented_types(tmp_path: Path, *extensions: griffe.Extension) -> dict[str, dict[str, str]]:
     """Each object's documented parameters and the type the reference shows for them."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text(SOURCE)
@@ -56,11 +56,11 @@ def annotations(tmp_path: Path, *extensions: griffe.Extension) -> dict[str, dict
 
 def test_griffe_alone_gives_every_name_of_a_line_the_first_ones_type(tmp_path: Path) -> None:
     # what the site showed: Controller's machine as a Workflow
-    assert annotations(tmp_path)["Controller"]["machine"] == "Workflow"
+    assert documented_types(tmp_path)["Controller"]["machine"] == "Workflow"
 
 
 def test_each_name_of_a_line_gets_the_type_of_its_own_signature(tmp_path: Path) -> None:
     extension = docs_script("parameter_types").ParameterTypes()
-    found = annotations(tmp_path, extension)
+    found = documented_types(tmp_path, extension)
     assert found["Controller"] == {"workflow": "Workflow", "machine": "Machine", "policy": "str"}
     assert found["solve"] == {"workflow": "Workflow", "machine": "Machine"}
