@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from peakopt.instances.names import SPLITS as SPLITS
 from peakopt.models import Machine, SolveResult, Suite, Workflow
 from peakopt.oracle import ScoreRow, same_time, score_record
 from peakopt.oracle.judge.metrics import charged_makespan
@@ -36,8 +37,6 @@ TRIVIAL: dict[str, str] = {
 #: The source of a trivial answer's rows: ``trivial:zero``...
 SOURCE = "trivial:"
 
-#: The splits of a suite's pairs.
-SPLITS = ("all", "hard")
 
 #: (workflow id, machine name): how the floor names a pair.
 Pair = tuple[str, str]

@@ -169,8 +169,8 @@ def check_by(rows: Sequence[ScoreRow] | Sequence[PlanRow], by: Sequence[str]) ->
 
 
 def split_option(needs: str) -> Callable[[F], F]:
-    """``--split all|hard`` (:data:`peakopt.campaign.floor.SPLITS`); ``needs`` says what the split needs."""
-    from peakopt.campaign.floor import SPLITS  # only its names: the floor's imports are light
+    """``--split all|hard`` (:data:`peakopt.instances.names.SPLITS`); ``needs`` says what the split needs."""
+    from peakopt.instances.names import SPLITS  # a plain constant: the floor itself loads the oracle
 
     return click.option(
         "--split",

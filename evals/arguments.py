@@ -23,10 +23,9 @@ from typing import Any, TypeVar
 
 import click
 
-from peakopt.campaign.floor import SPLITS
 from peakopt.campaign.ranges import COUNT_OR_NONE, SECONDS, SEED
 from peakopt.evals.suites import load_suite, name_list
-from peakopt.instances.names import SETTINGS
+from peakopt.instances.names import SETTINGS, SPLITS
 from peakopt.models import PeakoptError, Suite
 
 T = TypeVar("T")

@@ -25,3 +25,7 @@ SETTINGS = ("rasc", "durations", "cpu", "memory", "cpu-memory", "no-profile")
 
 #: What a prompt asks for: a schedule, or the dependency structure.
 TASKS = ("schedule", "plan")
+
+#: The splits of a suite's pairs (``--split``, ``-T split=``): all of them, or the ``hard`` ones no
+#: trivial answer solves optimally (:mod:`peakopt.campaign.floor`).
+SPLITS = ("all", "hard")
