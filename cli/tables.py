@@ -36,8 +36,8 @@ from peakopt.plots.columns import (
     monte_carlo_columns,
     number,
     percent,
-    pick,
     reasons,
+    shown_columns,
     summary_columns,
 )
 
@@ -52,7 +52,7 @@ TEXT_HEADERS = ("invalid reasons",)
 class Shown:
     """Which columns a summary table shows (``--wide``, ``--columns``): the headline by default.
 
-    See :data:`~peakopt.plots.columns.HEADLINE` and :func:`~peakopt.plots.columns.pick`.
+    See :data:`~peakopt.plots.columns.HEADLINE` and :func:`~peakopt.plots.columns.shown_columns`.
     """
 
     wide: bool = False
@@ -64,7 +64,7 @@ class Shown:
 
     def pick(self, columns: Sequence[Column]) -> list[Column]:
         """The columns shown, out of a table's ``columns``."""
-        return pick(columns, self.columns, wide=self.wide)
+        return shown_columns(columns, self.columns, wide=self.wide)
 
 
 #: The headline columns (no option given).

@@ -140,7 +140,7 @@ def headline(columns: Sequence[Column]) -> list[Column]:
     return [column for column in columns if column_key(column[0]) in wanted]
 
 
-def pick(
+def shown_columns(
     columns: Sequence[Column], names: Sequence[str] | None = None, *, wide: bool = False
 ) -> list[Column]:
     """The columns a summary table shows: the :func:`headline` by default, all when ``wide``.

@@ -122,10 +122,20 @@ def shown(output: str, cwd: Path) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if not PROGRESS.search(line)]
 
 
+#: An Inspect log's random id in its file name, and a digest (an oracle's identity, a content hash).
+LOG_ID = re.compile(r"_[A-Za-z0-9]{22}\.eval\b")
+DIGEST = re.compile(r"\b[0-9a-f]{16,64}\b")
+
+
 def masked(lines: list[str]) -> list[str]:
-    """Lines with every number as ``N`` and runs of spaces or rules as one: what varies run to run."""
+    """Lines with every number as ``N``, log ids and digests masked, and runs of spaces or rules as one.
+
+    What varies run to run: the figures, an Inspect log's name, the oracle's identity (when its
+    code changes).
+    """
     found = []
     for line in lines:
+        line = DIGEST.sub("HASH", LOG_ID.sub("_ID.eval", line))
         line = NUMBER.sub("N", line)
         line = re.sub(r"([━─═]+)", lambda m: m.group(1)[0], line)
         found.append(re.sub(r"\s+", " ", line).strip())
