@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from paths import J30
 from stress_helpers import env
 
+from peakopt.campaign import executors
 from peakopt.campaign.executors import Executor, Where
-from peakopt.cli import cluster
 from peakopt.cli.main import cli
 
 # every test here interrupts or kills real command processes and their workers
@@ -134,13 +134,14 @@ def test_kill_9_of_the_parent_ends_its_workers_and_jobs_stop_at_the_items(
 
 def test_jobs_above_the_items_start_no_more_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     started: list[Where] = []
-    open_executor = cluster.open_executor
+    open_executor = executors.open_executor
 
     def recording(where: Where) -> Executor:
         started.append(where)
         return open_executor(where)
 
-    monkeypatch.setattr(cluster, "open_executor", recording)
+    # the command line imports it where it opens one (its --help loads no campaign)
+    monkeypatch.setattr(executors, "open_executor", recording)
     runner = CliRunner()
     assert runner.invoke(cli, ["solve", "bundled:refund", "--jobs", "8", "--json"]).exit_code == 0
     db = str(tmp_path / "r.sqlite")
