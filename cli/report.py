@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -150,7 +151,9 @@ def report(
 
     Then the inputs: per input its kind, sources, suite by name and content
     hash, settings, split, seeds, counts, Inspect task and arguments, date,
-    and the peakopt version and oracle that judged it (or "not recorded").
+    and the peakopt version and oracle that judged it (or "not recorded");
+    --json prints them last, as one more JSON document (the report's own
+    provenance, with an "inputs" list: one object per input).
     Every table follows the leaderboard's order. Where an input's suite and
     references are known (a log's task names both, a store holds them;
     --suite and --reference for a scores file), the floor comes after the
@@ -209,6 +212,8 @@ def report(
     show_summaries(
         found, as_json, as_csv, title, rows, table_format, ranked, shown, floor_table, [inputs_table]
     )
+    if as_json:  # the last document: the report's provenance, and each input's
+        click.echo(json.dumps(facts | {"inputs": [i.provenance.data() for i in inputs]}, default=str))
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
