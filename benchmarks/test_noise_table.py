@@ -39,8 +39,8 @@ from peakopt.campaign.stress_noise import NOISY, attach_bounds
 from peakopt.instances import load
 from peakopt.oracle import ScoreRow
 from peakopt.oracle.tables.aggregate import ScoreSummary, aggregate
+from peakopt.oracle.uncertain.names import Execution
 from peakopt.oracle.uncertain.scenarios import Noise
-from peakopt.oracle.uncertain.simulate import Execution
 
 LEVELS = (0.0, 0.1, 0.25, 0.5)
 TABLE_SAMPLES = int(os.environ.get("PEAKOPT_TABLE_SAMPLES", "20"))

@@ -3,9 +3,7 @@
 Every command's own ``--help`` is timed too (:data:`HELPS`, one per command of
 :data:`peakopt.cli.main.COMMANDS`) and held to the same bound: it imports none of
 the heavy libraries, nor pydantic and the models (``tests/models/test_extras.py`` checks
-both per command). The commands whose modules still import pydantic to build
-their options (:data:`SLOW_HELP`, the set that test keeps) are expected failures
-here, still measured (see the docs' benchmarks page).
+both per command; see the docs' benchmarks page).
 
 Run with ``python -m pytest benchmarks/test_startup.py`` (asserts the ratio) or
 ``python benchmarks/test_startup.py`` (prints the figures). Both commands are
@@ -52,9 +50,6 @@ COMMANDS: dict[str, tuple[list[str], float | None]] = {
 HELPS: dict[str, tuple[list[str], float | None]] = {
     f"{name} --help": ([*PEAKOPT, name, "--help"], 3.0) for name in PEAKOPT_COMMANDS
 }
-#: The commands whose --help is not yet within the bound: their modules still import pydantic models
-#: and library modules at the top to build their options (the set tests/models/test_extras.py keeps).
-SLOW_HELP = {"score", "plan-score", "stress", "report"}
 ROUNDS = 15
 
 
@@ -82,18 +77,7 @@ def test_startup_within_its_bound_of_importing_click(name: str) -> None:
     assert bound is not None and measured <= bound * click, f"{name}: {measured:.3f} s, click {click:.3f} s"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=[pytest.mark.xfail(reason="imports pydantic to build its options", strict=False)]
-            if name.split()[0] in SLOW_HELP
-            else [],
-        )
-        for name in HELPS
-    ],
-)
+@pytest.mark.parametrize("name", HELPS)
 def test_a_commands_help_within_its_bound_of_importing_click(name: str) -> None:
     command, bound = HELPS[name]
     click, measured = side_by_side(command, rounds=7)

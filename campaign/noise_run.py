@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from peakopt.oracle.uncertain.names import Execution
 from peakopt.oracle.uncertain.scenarios import Noise
-from peakopt.oracle.uncertain.simulate import Execution
 
 #: The row of the proven optimum executed by ``--execute`` (a campaign under noise).
 OPTIMUM_ROW = "optimum"

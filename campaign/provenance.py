@@ -10,6 +10,7 @@ not record is said as such (None, shown as ``not recorded``), never guessed.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import importlib.metadata
 import json
@@ -136,6 +137,15 @@ class Provenance:
             "oracle": self.oracle or UNRECORDED,
         }
         return shown
+
+    def data(self) -> dict[str, Any]:
+        """Every field as JSON-ready data (``report --json``): lists for tuples, None where not recorded."""
+        found = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return (
+            found
+            | {name: list(value) for name, value in found.items() if isinstance(value, tuple)}
+            | {"arguments": dict(self.arguments)}
+        )
 
 
 def row_facts(rows: Iterable[ScoreRow]) -> dict[str, Any]:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.table import Table
 
 from peakopt.cli.tables import show
+
+if TYPE_CHECKING:
+    from rich.table import Table  # the tables come built: rich is not imported to declare the options
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from peakopt.campaign.export import worst_cases
-from peakopt.campaign.gates import Threshold
-from peakopt.campaign.provenance import other_oracles, report_facts
 from peakopt.campaign.ranges import COUNT_OR_NONE
-from peakopt.campaign.storage import is_store_path
-from peakopt.campaign.store import Store
-from peakopt.campaign.summaries import summaries
 from peakopt.cli.common import warn
 from peakopt.cli.exports import check_export, format_option
 from peakopt.cli.messages import note, plural, quiet_option, wrote
@@ -46,16 +40,18 @@ from peakopt.cli.summaries import (
 )
 from peakopt.cli.tables import Shown, check_formats, shown_group
 from peakopt.cli.targets import Scopes
-from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.models.extras import require
-from peakopt.oracle import ScoreRow, evaluate
-from peakopt.oracle.judge.references import Checked
-from peakopt.oracle.tables.aggregate import group_rows
-from peakopt.oracle.tables.leaderboard import board, in_rank_order
 from peakopt.plots.cells import Cells
-from peakopt.plots.worst import case_title, pick_worst
 
+# The campaign, the oracle, the models, the plots and rich are imported by the functions that use
+# them, so that `report --help` imports no pydantic.
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from peakopt.campaign.gates import Threshold
+    from peakopt.models import Machine, SolveResult, Workflow
+    from peakopt.oracle import ScoreRow
+    from peakopt.oracle.judge.references import Checked
     from peakopt.plots.html import WorstCase
     from peakopt.plots.schedule_plot import Drawn
 
@@ -155,7 +151,9 @@ def report(
 
     Then the inputs: per input its kind, sources, suite by name and content
     hash, settings, split, seeds, counts, Inspect task and arguments, date,
-    and the peakopt version and oracle that judged it (or "not recorded").
+    and the peakopt version and oracle that judged it (or "not recorded");
+    --json prints them last, as one more JSON document (the report's own
+    provenance, with an "inputs" list: one object per input).
     Every table follows the leaderboard's order. Where an input's suite and
     references are known (a log's task names both, a store holds them;
     --suite and --reference for a scores file), the floor comes after the
@@ -179,6 +177,10 @@ def report(
 
     Example: peakopt report gpt.eval claude.eval -o report.html
     """
+    from peakopt.campaign.provenance import other_oracles, report_facts
+    from peakopt.campaign.summaries import summaries
+    from peakopt.oracle.tables.leaderboard import board, in_rank_order
+
     check_formats(as_json, as_csv)
     check_export(table_format, as_json, as_csv)
     out = claim(output, [*paths, *given.suites, *([given.reference_path] if given.reference_path else [])])
@@ -210,6 +212,8 @@ def report(
     show_summaries(
         found, as_json, as_csv, title, rows, table_format, ranked, shown, floor_table, [inputs_table]
     )
+    if as_json:  # the last document: the report's provenance, and each input's
+        click.echo(json.dumps(facts | {"inputs": [i.provenance.data() for i in inputs]}, default=str))
     if out is not None:
         from peakopt.plots.html import render_report  # matplotlib: only a report with -o draws
 
@@ -263,6 +267,8 @@ def drawing(
     workflow: Workflow, machine: Machine, label: str, starts: dict[str, float], gap: float | None
 ) -> Drawn:
     """One schedule of a worst case, judged by the oracle."""
+    from peakopt.models import Schedule
+    from peakopt.oracle import evaluate
     from peakopt.plots.schedule_plot import Drawn
 
     schedule = Schedule(workflow=workflow.id, machine=machine.name, starts=starts, source=label)
@@ -273,6 +279,7 @@ def _case(
     method: str, row: ScoreRow, workflow: Workflow, machine: Machine, ref: SolveResult | None
 ) -> WorstCase:
     from peakopt.plots.html import WorstCase
+    from peakopt.plots.worst import case_title
 
     drawn = [drawing(workflow, machine, method, row.starts or {}, row.gap)]
     if ref is not None and ref.starts is not None:
@@ -293,6 +300,12 @@ def worst_drawings(found: ReportInput, count: int) -> list[WorstCase]:
     A scores file names its workflows only: without its suite (``--suite``) there is nothing to
     draw; a log is drawn on the suite its task names (:func:`~peakopt.cli.report_inputs.with_task_suite`).
     """
+    from peakopt.campaign.export import worst_cases
+    from peakopt.campaign.storage import is_store_path
+    from peakopt.campaign.store import Store
+    from peakopt.oracle.tables.aggregate import group_rows
+    from peakopt.plots.worst import pick_worst
+
     if count <= 0:
         return []
     if is_store_path(found.path):

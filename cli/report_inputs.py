@@ -13,25 +13,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.table import Table
-
-from peakopt.campaign.floor import SOURCE, TRIVIAL, Floor, Pair, floor, floor_rows
-from peakopt.campaign.provenance import Provenance, scores_provenance, store_provenance
-from peakopt.campaign.storage import is_store_path
-from peakopt.campaign.store import read_score_rows
 from peakopt.cli.common import warn
 from peakopt.cli.score_files import load_references, read_scores, scope_pairs
 from peakopt.cli.targets import Scopes
-from peakopt.evals.logs import Log, is_eval_log, log_provenance, read_score_log
 from peakopt.instances import InputError
-from peakopt.models import PeakoptError, Suite
-from peakopt.oracle import ScoreRow
-from peakopt.oracle.judge.references import Checked
-from peakopt.oracle.tables.leaderboard import Standing, by_pair, standings
-from peakopt.oracle.tables.pairs import question_keys
-from peakopt.plots.cells import Cells
-from peakopt.plots.columns import number, with_interval
+from peakopt.models import PeakoptError
+
+# The campaign (the floor, the stores, provenance), the logs, the oracle's tables, the models and
+# rich are imported by the functions that use them, so that `report --help` imports no pydantic.
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from peakopt.campaign.floor import Floor, Pair
+    from peakopt.campaign.provenance import Provenance
+    from peakopt.evals.logs import Log
+    from peakopt.oracle import ScoreRow
+    from peakopt.oracle.judge.references import Checked
+    from peakopt.oracle.tables.leaderboard import Standing
+    from peakopt.plots.cells import Cells
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,11 @@ def read_input(path: str, strict: bool, drawn: tuple[Scopes | None, Checked]) ->
     InputError
         When the input cannot be read.
     """
+    from peakopt.campaign.provenance import scores_provenance, store_provenance
+    from peakopt.campaign.storage import is_store_path
+    from peakopt.campaign.store import read_score_rows
+    from peakopt.evals.logs import is_eval_log, log_provenance, read_score_log
+
     source = Path(path)
     if is_eval_log(source):
 
@@ -101,6 +107,7 @@ def store_suite(path: str) -> tuple[Scopes | None, Checked]:
     of several suites): their pairs cannot be told apart by name, as rows name them.
     """
     from peakopt.campaign.store import Store
+    from peakopt.models import Suite
 
     store = Store(path, read_only=True)
     try:
@@ -132,6 +139,8 @@ def read_inputs(
     InputError
         For an input that cannot be read (see above).
     """
+    from peakopt.evals.logs import is_eval_log
+
     read: list[ReportInput] = []
     skipped: list[InputError] = []
     for path in paths:
@@ -186,6 +195,10 @@ def trivial_answers(inputs: Sequence[ReportInput]) -> Trivial | None:
     Scored on each input's suite against its references (a pair answered by several inputs
     once); None when no input knows both.
     """
+    from peakopt.campaign.floor import floor, floor_rows
+    from peakopt.oracle.tables.leaderboard import by_pair, standings
+    from peakopt.oracle.tables.pairs import question_keys
+
     rows: list[ScoreRow] = []
     references: Checked = {}
     done: set[Pair] = set()
@@ -233,6 +246,9 @@ def split_rows(inputs: Sequence[ReportInput], trivial: Trivial | None, split: st
 
 def floor_cells(trivial: Trivial) -> list[dict[str, str]]:
     """One line of text cells per trivial answer: what it is, its efficiency, where it is optimal and safe."""
+    from peakopt.campaign.floor import SOURCE, TRIVIAL
+    from peakopt.plots.columns import number, with_interval
+
     standings = {s.source: s for s in trivial.standings}
     cells = []
     for line in trivial.floor.lines:
@@ -263,6 +279,8 @@ def floor_caption(trivial: Trivial) -> str:
 
 def cells_table(title: str, cells: Cells) -> Table:
     """A terminal table of text cells, their caption under it."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", caption=cells.caption, caption_justify="left")
     for header in cells.headers:
         table.add_column(header, overflow="fold")
@@ -276,6 +294,8 @@ def fields_table(title: str, cells: Cells) -> Table:
 
     For a few long lines of many fields (the inputs' provenance): it fits a terminal's width.
     """
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", caption=cells.caption, caption_justify="left")
     table.add_column("field", no_wrap=True)
     for place, _ in enumerate(cells.lines, start=1):

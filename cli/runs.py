@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -15,11 +15,14 @@ from peakopt.cli.messages import note, plural
 from peakopt.cli.options import grouped
 from peakopt.cli.targets import agreed
 from peakopt.instances import BUNDLED_PREFIX
-from peakopt.instances.machine_files import load_machines
-from peakopt.models import Machine, Suite
-from peakopt.oracle.tables.rows import ScoreRow
-from peakopt.runtime.hindsight import RunFormat, read_run, run_format, score_trace, why_no_efficiency
 from peakopt.runtime.names import DEMAND_KINDS, DemandKind
+
+# the readers, the models and the hindsight scoring are imported by the functions that use them,
+# so that score --help (which declares these options) imports no pydantic
+if TYPE_CHECKING:
+    from peakopt.models import Machine, Suite
+    from peakopt.oracle.tables.rows import ScoreRow
+    from peakopt.runtime.hindsight import RunFormat
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,6 +61,8 @@ class RunInputs:
     @classmethod
     def split(cls, paths: Sequence[str]) -> RunInputs:
         """Tell run records from suites by their content (directories expanded)."""
+        from peakopt.runtime.hindsight import run_format
+
         records, others = [], []
         for path in input_files(paths):
             kind = run_format(path)
@@ -96,6 +101,8 @@ def machine_for(ref: str | None, suites: Sequence[Suite]) -> Machine | None:
             f"{ref!r} is neither a machine of the inputs (they define: {names}) nor a file",
             param_hint="'--machine'",
         )
+    from peakopt.instances.machine_files import load_machines
+
     found = load_machines(ref)
     if len(found) != 1:
         names = ", ".join(m.name for m in found)
@@ -131,6 +138,8 @@ def score_runs(
     soft_as_hard: bool = False,
 ) -> list[ScoreRow]:
     """The row of each run record: its actual starts and durations, and the hindsight gap."""
+    from peakopt.runtime.hindsight import read_run, score_trace, why_no_efficiency
+
     rows = []
     for path, kind in runs.records:
         trace = read_run(path, kind, machine=machine, trace_id=trace_id)

@@ -11,8 +11,8 @@ import click
 from peakopt.campaign.ranges import COUNT, SECONDS, Finite
 from peakopt.cli.common import warn
 from peakopt.cli.options import grouped, seed_option
-from peakopt.oracle.answers.replay import MODES
-from peakopt.oracle.uncertain.simulate import EXECUTIONS
+from peakopt.oracle.answers.names import MODES
+from peakopt.oracle.uncertain.names import EXECUTIONS
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
-from pydantic import BaseModel
 
-from peakopt.campaign.floor import hard_pairs
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.common import (
     ReadOptions,
@@ -47,19 +45,21 @@ from peakopt.cli.tables import (
     shown_group,
 )
 from peakopt.cli.targets import Scopes
-from peakopt.instances import InputError
-from peakopt.instances.native import to_jsonl
-from peakopt.instances.records import Record
-from peakopt.models import Machine, Workflow
-from peakopt.oracle.answers.replay import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
-from peakopt.oracle.judge.references import Checked
-from peakopt.oracle.tables.aggregate import GROUP_KEYS, PLAN_GROUP_KEYS, aggregate, aggregate_plans, correlate
-from peakopt.oracle.tables.pairs import with_settings
-from peakopt.oracle.tables.rows import PlanRow, ScoreRow
-from peakopt.oracle.tables.sampled import REPLAYED, Sampler, Sampling, score_sampled
-from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
-from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
-from peakopt.oracle.uncertain.scenarios import Noise
+from peakopt.oracle.answers.names import DELAY_FROM, MISSING, DelayFrom, Missing, Mode
+from peakopt.oracle.tables.names import GROUP_KEYS, PLAN_GROUP_KEYS
+
+# The oracle, the floor, the readers and the models are imported by the functions that use them,
+# so that `score --help` and `plan-score --help` import no pydantic.
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from peakopt.instances.records import Record
+    from peakopt.models import Machine, Workflow
+    from peakopt.oracle.judge.references import Checked
+    from peakopt.oracle.tables.rows import PlanRow, ScoreRow
+    from peakopt.oracle.tables.sampled import Sampling
+    from peakopt.oracle.tables.score_rows import ReplayOptions
+    from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,6 +73,8 @@ class ReplayChoices:
 
     def options(self) -> ReplayOptions:
         """As the oracle takes them."""
+        from peakopt.oracle.tables.score_rows import ReplayOptions
+
         # click.Choice has checked the values against the Literal types' members
         return ReplayOptions(delay_from=cast(DelayFrom, self.delay_from), missing=cast(Missing, self.missing))
 
@@ -156,6 +158,8 @@ def _claim(writing: OutputOptions, inputs: Sequence[str | None]) -> Output | Non
 
 
 def _emit(rows: Sequence[BaseModel], writing: OutputOptions, out: Output | None) -> None:
+    from peakopt.instances.native import to_jsonl
+
     if out is not None:
         out.write_text(to_jsonl(dump_rows(rows)))
     emit(rows, writing.as_json, writing.as_csv, stream=True)
@@ -238,6 +242,11 @@ def score(
 
     Example: peakopt score trace.json
     """
+    from peakopt.oracle.tables.aggregate import aggregate
+    from peakopt.oracle.tables.pairs import with_settings
+    from peakopt.oracle.tables.sampled import Sampling
+    from peakopt.oracle.uncertain.scenarios import Noise
+
     how = execution(ctx, sample.execute, sample.replay)
     runs = RunInputs.split(suite_paths)
     runs.check(traces.machine_ref, traces.trace_id)
@@ -299,6 +308,9 @@ def hard_records(
     InputError
         When a pair of the inputs has no reference in it (the split needs every optimum).
     """
+    from peakopt.campaign.floor import hard_pairs
+    from peakopt.instances import InputError
+
     if reference is None:
         raise click.UsageError(
             "--split hard needs the optimum of every pair: give --reference (peakopt solve -o)"
@@ -357,6 +369,9 @@ def score_records(
     records: Sequence[Record], scopes: Scopes, references: Checked, options: ReplayOptions, sampling: Sampling
 ) -> list[ScoreRow]:
     """Each record's row: the replay of its plan or, for other executions and samples, the simulator's."""
+    from peakopt.oracle.tables.sampled import REPLAYED, Sampler, score_sampled
+    from peakopt.oracle.tables.score_rows import ReplayOptions, score_record
+
     if not sampling.samples and sampling.factory is None and sampling.execution in REPLAYED:
         mode = ReplayOptions(cast(Mode, REPLAYED[sampling.execution]), options.delay_from, options.missing)
         return [
@@ -407,7 +422,7 @@ def _online_plugin(spec: str, pairs: Sequence[tuple[Workflow, Machine]]) -> Poli
     func = load_plugin(spec).func
 
     def factory(workflow: Workflow, machine: Machine | None) -> OnlinePolicy:
-        return cast(OnlinePolicy, built_policy(spec, func, workflow, machine))
+        return cast("OnlinePolicy", built_policy(spec, func, workflow, machine))
 
     for workflow, machine in pairs[:1]:
         factory(workflow, machine)
@@ -456,6 +471,9 @@ def plan_score_command(
 
     Example: peakopt plan-score --truth bundled:refund --predictions plans.jsonl --scores scores.jsonl
     """
+    from peakopt.oracle.tables.aggregate import aggregate_plans, correlate
+    from peakopt.oracle.tables.score_rows import score_prediction
+
     out = _claim(writing, [*truth_paths, predictions, scores])
     scopes = Scopes.read(truth_paths, read.fmt, read.cpu, read.keep_dummies)
     rows = [

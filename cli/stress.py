@@ -4,29 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from peakopt.campaign.adversarial import AdversarialResult, AdversarialSpec, Candidate, adversarial_search
-from peakopt.campaign.executors import Executor, Where
-from peakopt.campaign.export import Case, worst_cases, write_cases
-from peakopt.campaign.gates import Threshold
-from peakopt.campaign.references import ReferenceFile
-from peakopt.campaign.store import Found, Store
-from peakopt.campaign.stress import (
-    CAMPAIGN,
-    Backlog,
-    Pair,
-    Settings,
-    auto_chunk,
-    backlog,
-    check_methods,
-    run_campaign,
-)
-from peakopt.campaign.stress_noise import NOISY
-from peakopt.campaign.summaries import summaries
 from peakopt.cli.cluster import SolveOptions, progress_bar, solving_options, start
 from peakopt.cli.common import ReadOptions, read_options, soft_as_hard_option
 from peakopt.cli.group import interrupted
@@ -38,8 +19,18 @@ from peakopt.cli.stress_options import CampaignOptions, CaseOptions, campaign_op
 from peakopt.cli.summaries import SummaryOptions, fail_on_option, gate, show_summaries, summary_group
 from peakopt.cli.tables import check_formats
 from peakopt.cli.targets import targets
-from peakopt.cli.widths import fit
-from peakopt.oracle.tables.rows import ScoreRow
+
+# The campaign (its store, runner and search), rich and the rows' model are imported by the
+# functions that use them, so that `stress --help` imports no pydantic.
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from peakopt.campaign.adversarial import AdversarialResult, AdversarialSpec
+    from peakopt.campaign.executors import Executor, Where
+    from peakopt.campaign.gates import Threshold
+    from peakopt.campaign.store import Store
+    from peakopt.campaign.stress import Backlog, Pair, Settings
 
 
 def _resuming(todo: Backlog, db: str) -> str:
@@ -54,6 +45,9 @@ def _run(
 
     Under noise, each scenario's perfect-information bound is found first (and kept in the store).
     """
+    from peakopt.campaign.stress import CAMPAIGN, auto_chunk, run_campaign
+    from peakopt.campaign.stress_noise import NOISY
+
     items, work = todo.items, CAMPAIGN
     if settings.noise is not None:
         items, work = bound_items(executor, items, store, settings, console), NOISY
@@ -68,6 +62,9 @@ def _search(
     executor: Executor, store: Store, spec: AdversarialSpec, pairs: Sequence[Pair], console: Console
 ) -> AdversarialResult:
     """Adversarial search from the method's worst cases in the store (or the first instances)."""
+    from peakopt.campaign.adversarial import Candidate, adversarial_search
+    from peakopt.campaign.export import worst_cases
+
     seeds = [
         Candidate(c.workflow, c.machine, c.row.gap, c.row, c.reference)
         for c in worst_cases(store, [spec.method], spec.population)
@@ -85,6 +82,8 @@ def _search(
 
 
 def _search_table(found: AdversarialResult, method: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"adversarial search: {method}", title_justify="left")
     for column in ("workflow", "machine", "tasks", "gap", "makespan", "optimum", "mutations"):
         table.add_column(
@@ -105,6 +104,8 @@ def _search_table(found: AdversarialResult, method: str) -> Table:
 
 
 def _save_search(found: AdversarialResult, spec: AdversarialSpec, keep: int, directory: str) -> list[Path]:
+    from peakopt.campaign.export import Case, write_cases
+
     cases = [
         Case(spec.method, c.workflow, c.machine, c.row, c.reference, spec.settings.seed)
         for c in found.worst[:keep]
@@ -168,6 +169,13 @@ def stress(
 
     Example: peakopt stress bundled:default -m asap,admission,fbi:best-rule --db results.sqlite --worst 5
     """
+    from peakopt.campaign.export import worst_cases, write_cases
+    from peakopt.campaign.references import ReferenceFile
+    from peakopt.campaign.store import Store
+    from peakopt.campaign.stress import Pair, Settings, backlog, check_methods
+    from peakopt.campaign.summaries import summaries
+    from peakopt.oracle.tables.rows import ScoreRow
+
     if cases.search and len(methods) != 1:
         raise click.UsageError("--search needs exactly one --method")
     run = noise.run()
@@ -246,6 +254,10 @@ def _work(
 
     Returns the number of search cases written (None without a search).
     """
+    from peakopt.campaign.adversarial import AdversarialSpec
+    from peakopt.campaign.store import Found
+    from peakopt.cli.widths import fit  # rich
+
     if not todo.items and not evaluations:
         return None
     items = max(len(todo.items), AdversarialSpec.batch if evaluations else 0)

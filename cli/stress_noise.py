@@ -4,23 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
-from peakopt.campaign.executors import Executor
-from peakopt.campaign.noise_run import OPTIMUM_ROW, ROBUST_ROW, NoiseRun
 from peakopt.campaign.ranges import COUNT
-from peakopt.campaign.store import Store
-from peakopt.campaign.stress import Item, Settings
-from peakopt.campaign.stress_noise import attach_bounds
 from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
 from peakopt.cli.options import grouped
 from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
-from peakopt.oracle.uncertain.scenarios import Noise
-from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution
+from peakopt.oracle.uncertain.names import EXECUTIONS
+
+# The campaign and the oracle's models are imported by the functions that use them, so that
+# `stress --help` (which declares these options) imports no pydantic.
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from peakopt.campaign.executors import Executor
+    from peakopt.campaign.noise_run import NoiseRun
+    from peakopt.campaign.store import Store
+    from peakopt.campaign.stress import Item, Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,16 +86,19 @@ def noise_run(
     click.UsageError
         When an option that needs sampling is given without it.
     """
+    from peakopt.campaign.noise_run import NoiseRun
+    from peakopt.oracle.uncertain.scenarios import Noise
+
     if noise is None and demand is None and samples is None:
         given = [name for name, value in (("--execute", execute), ("--bound-limit", bound_limit)) if value]
         if given:
             raise click.UsageError(f"{', '.join(given)} needs --samples, --noise or --noise-demand")
         return None
-    assert execute is None or execute in get_args(Execution)
+    assert execute is None or execute in EXECUTIONS
     return NoiseRun(
         None if noise is None and demand is None else Noise(noise or 0.0, demand or 0.0),
         samples or STRESS_SAMPLES,
-        cast("Execution | None", execute),
+        execute,
         BOUND_LIMIT if bound_limit is None else bound_limit,
     )
 
@@ -118,6 +124,8 @@ noise_group = grouped("noise", NoiseOptions, noise_options)
 
 def noisy_rows(run: NoiseRun) -> tuple[str, ...]:
     """The reference rows beside the methods: the robust reference, and the optimum when executed."""
+    from peakopt.campaign.noise_run import OPTIMUM_ROW, ROBUST_ROW
+
     return (ROBUST_ROW,) if run.execute is None else (OPTIMUM_ROW, ROBUST_ROW)
 
 
@@ -125,6 +133,8 @@ def bound_items(
     executor: Executor, items: Sequence[Item], store: Store, settings: Settings, console: Console
 ) -> list[Item]:
     """The items with their scenarios' perfect-information bounds, solved with a progress bar."""
+    from peakopt.campaign.stress_noise import attach_bounds
+
     assert settings.noise is not None
     with progress_bar(console, "bounds", "scenarios") as bar:
         task = bar.add_task(executor.where.describe(), total=None)

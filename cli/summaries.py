@@ -9,14 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.table import Table
 
-from peakopt.campaign.gates import Threshold, all_failed, crossings, error_reasons, summary_fields
-from peakopt.campaign.stress import ERROR
-from peakopt.campaign.summaries import MethodSummary
 from peakopt.cli.exports import show_tables
 from peakopt.cli.messages import note
 from peakopt.cli.options import by_option, grouped
@@ -32,9 +28,17 @@ from peakopt.cli.tables import (
     stacked,
 )
 from peakopt.models import PeakoptError
-from peakopt.oracle import ScoreRow
-from peakopt.oracle.tables.leaderboard import Board
 from peakopt.plots.columns import Column, summary_columns, unranked_note
+
+# rich, the campaign's gates and summaries and the rows' models are imported by the functions that
+# use them, so that the --help of report and stress (which declares these options) imports no pydantic
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from peakopt.campaign.gates import Threshold
+    from peakopt.campaign.summaries import MethodSummary
+    from peakopt.oracle import ScoreRow
+    from peakopt.oracle.tables.leaderboard import Board
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,6 +51,8 @@ BY_FIELDS = ("source", "setting", "tier", "machine", "workflow")
 
 def report_table(found: Sequence[MethodSummary], title: str, shown: Shown = HEADLINE_SHOWN) -> Table:
     """Per group: the group's fields, then the ``shown`` summary columns of :mod:`peakopt.plots.columns`."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     names = list(found[0].group) if found else ["source"]
     columns = report_columns(shown)
@@ -62,6 +68,8 @@ def report_table(found: Sequence[MethodSummary], title: str, shown: Shown = HEAD
 
 def report_columns(shown: Shown = HEADLINE_SHOWN) -> list[Column]:
     """The summary columns of the report's terminal table and of its HTML page: one list for both."""
+    from peakopt.campaign.stress import ERROR
+
     return shown.pick(summary_columns(gaps=True, failed=ERROR))
 
 
@@ -77,6 +85,9 @@ def by_sources(help_text: str) -> Callable[[F], F]:
 
 def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> list[Threshold]:
     """``--fail-on`` conditions (see :mod:`peakopt.campaign.gates`); a usage error when one is malformed."""
+    from peakopt.campaign.gates import Threshold, summary_fields
+    from peakopt.campaign.summaries import MethodSummary
+
     fields = summary_fields(MethodSummary)
     try:
         return [Threshold.parse(text, fields) for text in value]
@@ -86,6 +97,10 @@ def parse_fail_on(ctx: click.Context, param: click.Parameter, value: tuple[str, 
 
 def errors_table(rows: Sequence[ScoreRow]) -> Table | None:
     """The failed runs' reasons per method, with their counts (None when nothing failed)."""
+    from rich.table import Table
+
+    from peakopt.campaign.gates import error_reasons
+
     reasons = error_reasons(rows)
     if not reasons:
         return None
@@ -175,6 +190,8 @@ def gate(
         The rows of a run, checked for all failed (``peakopt report`` passes none: it reads
         rows, it does not run them).
     """
+    from peakopt.campaign.gates import all_failed, crossings
+
     failed = all_failed(rows)
     if failed:
         raise PeakoptError(failed)

@@ -13,17 +13,12 @@ import io
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel
-from rich.table import Table
 
 from peakopt.cli.messages import print_tables
 from peakopt.cli.options import grouped, split_names
-from peakopt.instances.native import to_jsonl
-from peakopt.oracle.tables.aggregate import Correlation, PlanSummary, ScoreSummary
-from peakopt.oracle.tables.leaderboard import Board
 from peakopt.plots.columns import (
     DIFFERENCE_COLUMNS,
     HEADLINE,
@@ -40,6 +35,15 @@ from peakopt.plots.columns import (
     shown_columns,
     summary_columns,
 )
+
+# rich, the rows' models and the writers are imported by the functions that use them, so that a
+# command's --help (which declares these options) imports no pydantic
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from rich.table import Table
+
+    from peakopt.oracle.tables.aggregate import Correlation, PlanSummary, ScoreSummary
+    from peakopt.oracle.tables.leaderboard import Board
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -114,6 +118,8 @@ def score_table(
     summaries: Sequence[ScoreSummary], gaps: bool, title: str = "peakopt score", shown: Shown = HEADLINE_SHOWN
 ) -> Table:
     """Per-group scheduling aggregates; gap columns when references were given."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     columns = shown.pick(score_columns(gaps))
     table.add_column("group")
@@ -126,6 +132,8 @@ def score_table(
 
 def monte_carlo_table(summaries: Sequence[ScoreSummary], title: str) -> Table:
     """Per-group Monte Carlo figures (``score --samples``); gap columns with the perfect-information bound."""
+    from rich.table import Table
+
     bounded = any(s.monte_carlo is not None and s.monte_carlo.efficiency is not None for s in summaries)
     table = Table(title=title, title_justify="left")
     table.add_column("group")
@@ -149,6 +157,8 @@ def stacked(cell: str) -> str:
 
 def plan_table(summaries: Sequence[PlanSummary]) -> Table:
     """Per-group planning aggregates."""
+    from rich.table import Table
+
     table = Table(title="peakopt plan-score", title_justify="left")
     columns = ["group", "records", "invalid", "edge F1", "closure F1", "reduction F1", "concurrency F1"]
     columns += ["GED/(|V|+|E|)", "exact", "cyclic", "hallucinating", "invalid reasons"]
@@ -174,6 +184,8 @@ def plan_table(summaries: Sequence[PlanSummary]) -> Table:
 
 def correlation_table(correlations: Sequence[Correlation]) -> Table:
     """Pearson and Spearman correlations per group."""
+    from rich.table import Table
+
     first = correlations[0] if correlations else None
     title = f"{first.x} vs {first.y}" if first else "correlation"
     table = Table(title=title, title_justify="left")
@@ -185,6 +197,8 @@ def correlation_table(correlations: Sequence[Correlation]) -> Table:
 
 
 def _table(title: str, columns: Sequence[tuple[str, Callable[[T], str]]], items: Sequence[T]) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     for header, _ in columns:
         table.add_column(header, justify="left" if header in NAME_HEADERS else "right")
@@ -290,6 +304,8 @@ def check_formats(as_json: bool, as_csv: bool) -> None:
 
 def emit(rows: Sequence[BaseModel], as_json: bool, as_csv: bool, stream: bool) -> None:
     """Rows on stdout: JSON Lines (``stream``) or one JSON list with ``--json``, CSV with ``--csv``."""
+    from peakopt.instances.native import to_jsonl
+
     check_formats(as_json, as_csv)
     if as_json:
         click.echo(to_jsonl(dump_rows(rows)) if stream else to_json(rows) + "\n", nl=False)

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from peakopt.oracle.tables.rows import PlanRow, ScoreRow
     from peakopt.oracle.tables.score_rows import ReplayOptions, score_prediction, score_record
     from peakopt.oracle.uncertain.dispatch import SimulationError
+    from peakopt.oracle.uncertain.names import EXECUTIONS, Execution
     from peakopt.oracle.uncertain.scenarios import Noise, Scenarios, draw
-    from peakopt.oracle.uncertain.simulate import EXECUTIONS, Execution, Simulation, execute
+    from peakopt.oracle.uncertain.simulate import Simulation, execute
     from peakopt.oracle.vector.batch import BatchScorer, BatchScores, score_batch
 
 __all__ = [
@@ -76,8 +77,8 @@ __all__ = [
 _HOMES = {
     "BatchScorer": "peakopt.oracle.vector.batch",
     "BatchScores": "peakopt.oracle.vector.batch",
-    "EXECUTIONS": "peakopt.oracle.uncertain.simulate",
-    "Execution": "peakopt.oracle.uncertain.simulate",
+    "EXECUTIONS": "peakopt.oracle.uncertain.names",
+    "Execution": "peakopt.oracle.uncertain.names",
     "InvalidReference": "peakopt.oracle.judge.references",
     "Measured": "peakopt.oracle.judge.metrics",
     "Noise": "peakopt.oracle.uncertain.scenarios",

@@ -8,14 +8,19 @@ figures. Presentation only: the oracle computes the figures and formats none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from peakopt.oracle.base.exact import TOLERANCE
-from peakopt.oracle.tables.aggregate import ScoreSummary, Stats
-from peakopt.oracle.tables.intervals import Interval
-from peakopt.oracle.tables.leaderboard import Board, Difference, Standing
+
+# the summaries' models are annotations only: a command's --help imports this module's headers and
+# formats (``--columns``' help), and no pydantic
+if TYPE_CHECKING:
+    from peakopt.oracle.tables.aggregate import ScoreSummary, Stats
+    from peakopt.oracle.tables.intervals import Interval
+    from peakopt.oracle.tables.leaderboard import Board, Difference, Standing
 
 #: A column: its header and how to format one summary's cell.
-Column = tuple[str, Callable[[ScoreSummary], str]]
+Column = tuple[str, Callable[["ScoreSummary"], str]]
 
 
 def number(value: float | None, digits: int = 3) -> str:

@@ -18,20 +18,13 @@ starts the steps the answer leaves out as soon as their predecessors finish.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from peakopt.models import Workflow
+from peakopt.oracle.answers.names import DelayFrom, Missing, Mode
 from peakopt.oracle.answers.parse import Parsed
 from peakopt.oracle.base.exact import before
 from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.uncertain.simulate import timetable
-
-Mode = Literal["literal", "runtime"]
-DelayFrom = Literal["ready", "zero"]
-Missing = Literal["invalid", "asap"]
-MODES: tuple[Mode, ...] = ("literal", "runtime")
-DELAY_FROM: tuple[DelayFrom, ...] = ("ready", "zero")
-MISSING: tuple[Missing, ...] = ("invalid", "asap")
 
 
 @dataclass(frozen=True)

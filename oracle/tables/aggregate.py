@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from peakopt.models.extras import LazyModule
 from peakopt.oracle.tables.intervals import Interval, mean_interval
+from peakopt.oracle.tables.names import GROUP_KEYS, PLAN_GROUP_KEYS
 from peakopt.oracle.tables.pairs import SAMPLED_KEYS, group_value, means_by, question_keys, questions
 from peakopt.oracle.tables.rows import MonteCarloMeans, PlanRow, ScoreRow, drop_absent
 
@@ -51,8 +52,6 @@ else:
     np = LazyModule("numpy", "the oracle")
 
 R = TypeVar("R", ScoreRow, PlanRow)
-GROUP_KEYS = ("source", "setting", "machine", "tier", "workflow")
-PLAN_GROUP_KEYS = ("source", "setting", "tier", "workflow")
 
 
 class Stats(BaseModel):

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from peakopt.models import Edge, Machine, PeakoptError, Schedule, Suite, Workflow
-from peakopt.oracle.answers.replay import Mode, replay
+from peakopt.oracle.answers.names import Mode
+from peakopt.oracle.answers.replay import replay
 from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.tables.montecarlo import monte_carlo, unscored
 from peakopt.oracle.tables.rows import MonteCarlo, ScoreRow
@@ -40,9 +41,10 @@ from peakopt.oracle.tables.score_rows import (
 )
 from peakopt.oracle.uncertain.dispatch import SimulationError
 from peakopt.oracle.uncertain.flows import resource_flow_edges
+from peakopt.oracle.uncertain.names import EXECUTIONS
 from peakopt.oracle.uncertain.online import PolicyFactory
 from peakopt.oracle.uncertain.scenarios import Noise, Scenarios, draw
-from peakopt.oracle.uncertain.simulate import EXECUTIONS, Simulation
+from peakopt.oracle.uncertain.simulate import Simulation
 from peakopt.oracle.vector.realised import RealisedScorer
 
 #: ``optima(workflow, machine, scenarios)``: per scenario, the optimum of its realised workflow.

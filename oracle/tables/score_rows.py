@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from peakopt.models import Machine, Schedule, SolveResult, Suite, Workflow
+from peakopt.oracle.answers.names import DelayFrom, Missing, Mode
 from peakopt.oracle.answers.parse import Parsed, parse_response, parse_starts
 from peakopt.oracle.answers.reasons import UNSCORED
-from peakopt.oracle.answers.replay import DelayFrom, Missing, Mode, replay
+from peakopt.oracle.answers.replay import replay
 from peakopt.oracle.answers.structure import Structure, parse_structure, structure_from_response
 from peakopt.oracle.judge import metrics
 from peakopt.oracle.judge.evaluate import evaluate, with_reference

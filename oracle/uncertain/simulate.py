@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal, cast, get_args
+from typing import cast
 
 from peakopt.models import Edge, Machine, Schedule, Workflow
 from peakopt.models.workflow import topological_order
 from peakopt.oracle.uncertain.dispatch import Decider, SimulationError, constrained, dispatch, peak_needs
+from peakopt.oracle.uncertain.names import EXECUTIONS, Execution
 from peakopt.oracle.uncertain.online import OnlinePolicy, PolicyFactory
 from peakopt.oracle.uncertain.policies import (
     Positional,
@@ -41,9 +42,6 @@ from peakopt.oracle.uncertain.policies import (
     plan_sequence,
     planned_starts,
 )
-
-Execution = Literal["literal", "enforced", "order", "pos"]
-EXECUTIONS: tuple[Execution, ...] = get_args(Execution)
 
 #: ``request(position, ready) -> requested start`` (None: the step does not run).
 StartRequest = Callable[[int, float], float | None]

@@ -98,8 +98,10 @@ def test_summaries_print_one_json_document(tmp_path: Path, answers: Path) -> Non
     assert run("score", "bundled:refund", "-s", str(answers), "-o", str(scores))[0] == 0
     code, out, err = run("report", str(scores), "--json", "--worst", "0")
     assert code == 0, err
-    (summary,) = json.loads(out)
+    summaries, provenance = out.splitlines()  # then the report's provenance, the last document
+    (summary,) = json.loads(summaries)
     assert summary["group"] == {"source": "llm"} and summary["records"] == 1
+    assert [given["path"] for given in json.loads(provenance)["inputs"]] == [str(scores)]
 
 
 def test_output_and_json_together_write_and_print_the_same_records(tmp_path: Path) -> None:

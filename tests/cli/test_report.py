@@ -110,7 +110,7 @@ def test_report_of_a_store_matches_the_hand_computed_figures(campaign: Path) -> 
     code, out, err = run("report", str(campaign), "--json")
     assert code == 0, err
     # the summaries are the first document; the leaderboard of the methods the second
-    summaries, ranked = (json.loads(line) for line in out.splitlines())
+    summaries, ranked, _ = (json.loads(line) for line in out.splitlines())
     found = {s["group"]["source"]: s for s in summaries}
     assert set(found) == set(EXPECTED)
     # serial is best, the crashing method (efficiency 0) last

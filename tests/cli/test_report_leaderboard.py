@@ -53,7 +53,7 @@ def two_models(tmp_path: Path) -> tuple[str, str]:
 def test_the_better_model_leads_by_exactly_its_lead(two_models: tuple[str, str]) -> None:
     code, out, err = run("report", *two_models, "--json")
     assert code == 0, err
-    summaries, ranked = (json.loads(line) for line in out.splitlines())
+    summaries, ranked, _ = (json.loads(line) for line in out.splitlines())
     assert {s["group"]["source"] for s in summaries} == {"good", "bad"}
     assert ranked["metric"] == "efficiency" and ranked["pair_keys"] == ["workflow", "machine"]
     standings = [(s["rank"], s["source"], s["pairs"]) for s in ranked["standings"]]
@@ -121,7 +121,9 @@ def test_one_source_has_no_leaderboard(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", [_row("alone", f"w{i}", 0.5) for i in range(3)])
     code, out, err = run("report", path, "--json")
     assert code == 0, err
-    assert len(out.splitlines()) == 1 and "leaderboard" not in err
+    # the summaries and the provenance, no leaderboard between them
+    assert len(out.splitlines()) == 2 and "leaderboard" not in err
+    assert "inputs" in json.loads(out.splitlines()[1])
 
 
 def _markdown_cells(line: str) -> list[str]:

@@ -7,9 +7,11 @@ against the oracle's evaluation of each trivial answer on each kept pair.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import run
@@ -213,3 +215,46 @@ def test_a_store_records_who_wrote_it_and_its_oracle(scored: dict[str, Path], tm
     assert code == 0, err
     (serial,) = json.loads(out.splitlines()[0])
     assert 0 < serial["records"] < len(suite.workflows) * len(suite.machines)
+
+
+def _json_provenance(out: str) -> dict[str, Any]:
+    """The last document of ``report --json``: the report's own provenance and its inputs'."""
+    found: dict[str, Any] = json.loads(out.splitlines()[-1])
+    return found
+
+
+def test_the_json_report_carries_each_inputs_provenance(scored: dict[str, Path], tmp_path: Path) -> None:
+    suite_path = str(scored["suite"])
+    code, out, err = _report(scored, "--json")
+    assert code == 0, err
+    # the summaries, the leaderboard (two sources), then the provenance: one document a line
+    documents = [json.loads(line) for line in out.splitlines()]
+    assert len(documents) == 3 and isinstance(documents[0], list) and "standings" in documents[1]
+    made = _json_provenance(out)
+    assert made["peakopt"] == peakopt_version() and made["oracle"] == oracle_identity()
+    digest = content_hash(load(suite_path))
+    assert made["suites"] == f"{suite_path} ({digest})" and made["split"] == "all"
+    (given,) = made["inputs"]
+    assert given["path"] == str(scored["scores"]) and given["kind"] == "scores file"
+    assert given["suite"] == suite_path and given["suite_hash"] == digest
+    assert given["sources"] == ["serial", "asap"] and given["rows"] == sum(s["records"] for s in documents[0])
+    assert given["peakopt"] is None and given["oracle"] is None  # a scores file records neither
+    # every field the terminal's inputs table shows, and nothing else: the same Provenance
+    assert set(given) == {f.name for f in dataclasses.fields(Provenance)}
+    code, table, err = _report(scored, "--table-format", "md")
+    assert code == 0, err
+    ((_, inputs),) = tables_titled(table, "inputs")
+    listed: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+    assert {row[0]: row[1] for row in inputs[1:]} == Provenance(**listed).fields()
+
+
+def test_the_json_report_of_a_store_names_its_oracle(scored: dict[str, Path], tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    code, _, err = run("stress", str(scored["suite"]), "-m", "serial", "--db", str(db), "-q")
+    assert code == 0, err
+    code, out, err = run("report", str(db), "--json")
+    assert code == 0, err
+    assert len(out.splitlines()) == 2  # one source: no leaderboard
+    (given,) = _json_provenance(out)["inputs"]
+    assert given["kind"] == "results store" and given["oracle"] == oracle_identity()
+    assert given["peakopt"] == peakopt_version() and given["created"] is not None

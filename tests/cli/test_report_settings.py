@@ -81,7 +81,7 @@ def test_rows_of_different_settings_are_never_merged(tmp_path: Path, key: str) -
     path = write(tmp_path / "s.jsonl", rows)
     code, out, err = run("report", path, "--json")
     assert code == 0, err
-    summaries, ranked = (json.loads(line) for line in out.splitlines())
+    summaries, ranked, _ = (json.loads(line) for line in out.splitlines())
     found = {(s["group"]["source"], s["group"][group]): s["efficiency"] for s in summaries}
     assert found == pytest.approx({("m", one): 1.0, ("m", other): 0.5, ("n", one): 0.8, ("n", other): 0.8})
     # the leaderboard compares sources on the same questions: a pair under one setting
@@ -114,7 +114,7 @@ def test_summary_intervals_resample_pairs_not_epochs(tmp_path: Path, epochs: int
     rows += [row("n", f"w{i}", 1.0) for i in range(len(levels)) for _ in range(epochs)]
     code, out, err = run("report", write(tmp_path / "s.jsonl", rows), "--json")
     assert code == 0, err
-    summaries, ranked = (json.loads(line) for line in out.splitlines())
+    summaries, ranked, _ = (json.loads(line) for line in out.splitlines())
     [mine] = [s for s in summaries if s["group"]["source"] == "m"]
     [standing] = [s for s in ranked["standings"] if s["source"] == "m"]
     # the summary's interval of the efficiency is the leaderboard's: one value per pair
@@ -212,7 +212,8 @@ def test_a_missing_leaderboard_says_why(tmp_path: Path, case: str) -> None:
     if drawn:
         assert json.loads(documents[1])["unranked"] == unranked
     else:
-        assert len(documents) == 1  # no second document without a leaderboard
+        assert len(documents) == 2  # no leaderboard document: the summaries, then the provenance
+        assert "inputs" in json.loads(documents[1])
 
 
 def test_one_source_needs_no_leaderboard(tmp_path: Path) -> None:

@@ -60,7 +60,7 @@ def test_report_reads_the_scores_kept_in_the_log(ran: tuple[Path, Path, Path]) -
     _, log, _ = ran
     code, out, err = run_cli("report", str(log), "--json")
     assert code == 0, err
-    (summary,) = json.loads(out)
+    (summary,) = json.loads(out.splitlines()[0])
     assert summary["group"] == {"source": "mockllm/model"}
     assert summary["records"] == len(ANSWERS)
     assert summary["invalid"] == 2  # garbage and mute
@@ -73,8 +73,8 @@ def test_score_and_report_agree_on_the_log(ran: tuple[Path, Path, Path], tmp_pat
         "score", str(suite), "-s", str(log), "--reference", str(reference), "-o", str(scores)
     )
     assert code == 0, err
-    from_scores = json.loads(run_cli("report", str(scores), "--json")[1])
-    from_log = json.loads(run_cli("report", str(log), "--json")[1])
+    from_scores = json.loads(run_cli("report", str(scores), "--json")[1].splitlines()[0])
+    from_log = json.loads(run_cli("report", str(log), "--json")[1].splitlines()[0])
     assert from_scores == from_log
 
 

@@ -37,9 +37,6 @@ HEAVY = (
 #: What a command's --help imports neither: pydantic and the models (their classes are built on
 #: import). This is what keeps every --help within 3x `import click` (benchmarks/test_startup.py).
 MODELS = ("pydantic", "pydantic_core", "peakopt.models.workflow", "peakopt.models.task")
-#: The commands whose --help still imports them (their modules build options from the library's
-#: modules); strict, so that a command made light must leave this set.
-MODELS_AT_HELP = {"score", "plan-score", "stress", "report"}
 #: The extras' libraries: what a run imports only when it needs that extra.
 EXTRAS = ("matplotlib", "dask", "distributed", "psutil", "inspect_ai")
 
@@ -87,18 +84,7 @@ def test_a_commands_help_imports_no_heavy_library(tmp_path: Path, command: str) 
     assert sorted(names & set(HEAVY)) == []
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(
-            name,
-            marks=[pytest.mark.xfail(reason="builds its options from pydantic models", strict=True)]
-            if name in MODELS_AT_HELP
-            else [],
-        )
-        for name in COMMANDS
-    ],
-)
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_commands_help_imports_no_pydantic_nor_model(tmp_path: Path, command: str) -> None:
     code, _, done = peakopt(tmp_path, command, "--help")
     assert code == 0, done.stderr

@@ -15,8 +15,9 @@ from peakopt.models import Edge, Machine, Schedule, Task, Workflow
 from peakopt.oracle.answers.parse import Parsed
 from peakopt.oracle.answers.replay import replay
 from peakopt.oracle.uncertain.flows import pos_safe, resource_flow_edges
+from peakopt.oracle.uncertain.names import EXECUTIONS
 from peakopt.oracle.uncertain.scenarios import Noise, draw
-from peakopt.oracle.uncertain.simulate import EXECUTIONS, Simulation, SimulationError, execute
+from peakopt.oracle.uncertain.simulate import Simulation, SimulationError, execute
 from peakopt.solver.heuristics import run
 
 
