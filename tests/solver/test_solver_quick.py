@@ -7,23 +7,22 @@ optimum its schedule is not) must give an ``error`` result, never a reference; c
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
+import peakopt.solver.checked as checked
+import peakopt.solver.pipeline as pipeline
+import peakopt.solver.quick as quick
 from peakopt.campaign import hindsight
-from peakopt.models import Machine, Task, Workflow
+from peakopt.models import Machine, SolveResult, Task, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.judge.references import check
 from peakopt.solver import quick_optimum, solve
 from peakopt.solver.heuristics import Problem
 from peakopt.solver.quick import LAYERS, Claim
-
-quick = importlib.import_module("peakopt.solver.quick")
-checked = importlib.import_module("peakopt.solver.checked")
-pipeline = importlib.import_module("peakopt.solver.pipeline")
 
 MACHINE = Machine(name="m", capacity={"cpu": 4})
 FIVE = Machine(name="five", capacity={"cpu": 5})
@@ -63,8 +62,9 @@ def test_each_layer_gives_a_result_the_oracle_accepts_as_a_reference(layer: str)
 
 
 def test_solve_and_the_quick_optimum_share_one_oracle_check() -> None:
-    assert quick.verified is pipeline.verified is checked.verified
-    assert quick.judge is pipeline.judge is checked.judge
+    # the names each module imports (vars: mypy sees no re-export of them)
+    assert vars(quick)["verified"] is vars(pipeline)["verified"] is checked.verified
+    assert vars(quick)["judge"] is vars(pipeline)["judge"] is checked.judge
 
 
 def all_at_once(problem: Problem, effort: str, seed: int) -> Sequence[float]:
@@ -111,9 +111,9 @@ def test_a_layer_claiming_an_unsafe_schedule_optimal_is_an_error(monkeypatch: py
 
 def test_an_unproven_claim_goes_to_the_search(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[object] = []
-    real = quick.solve
+    real = pipeline.solve  # the one quick imports
 
-    def spy(*args: object, **kwargs: object) -> object:
+    def spy(*args: Any, **kwargs: Any) -> SolveResult:
         asked.append(kwargs["hint"])
         return real(*args, **kwargs)
 
