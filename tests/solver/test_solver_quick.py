@@ -12,42 +12,23 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from solver_helpers import CHAIN, FIVE, LAYER_INSTANCES, MACHINE, PAIR, TRIPLE
 
 import peakopt.solver.checked as checked
 import peakopt.solver.pipeline as pipeline
 import peakopt.solver.quick as quick
 from peakopt.campaign import hindsight
-from peakopt.models import Machine, SolveResult, Task, Workflow
+from peakopt.models import Machine, SolveResult, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.judge.references import check
 from peakopt.solver import quick_optimum, solve
 from peakopt.solver.heuristics import Problem
 from peakopt.solver.quick import LAYERS, Claim
 
-MACHINE = Machine(name="m", capacity={"cpu": 4})
-FIVE = Machine(name="five", capacity={"cpu": 5})
-
-
-def flow(*tasks: tuple[str, float, float, list[str]]) -> Workflow:
-    """Tasks as (id, duration, cpu, predecessors)."""
-    return Workflow(
-        id="w",
-        tasks=[Task(id=i, duration=d, demand={"cpu": c}, depends_on=p) for i, d, c, p in tasks],
-    )
-
-
-#: A chain: the heuristic meets the critical path.
-CHAIN = flow(("a", 1, 1, []), ("b", 2, 1, ["a"]))
-#: Two steps of 3 cores on 4 never overlap: only the clique bound (2) meets the heuristic.
-PAIR = flow(("a", 1, 3, []), ("b", 1, 3, []), ("c", 1, 0.5, []))
-#: On 5 cores any two overlap, never all three: the bounds say 3, only CP-SAT proves the optimum 4.
-TRIPLE = flow(("a", 3, 1, []), ("b", 2, 1, []), ("c", 2, 4, []))
-INSTANCES = {"shortcut": (CHAIN, MACHINE, 3.0), "cliques": (PAIR, MACHINE, 2.0), "cpsat": (TRIPLE, FIVE, 4.0)}
-
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_each_layer_gives_a_result_the_oracle_accepts_as_a_reference(layer: str) -> None:
-    workflow, machine, optimum = INSTANCES[layer]
+    workflow, machine, optimum = LAYER_INSTANCES[layer]
     result = quick_optimum(workflow, machine)
     assert (result.params["layer"], result.status) == (layer, "optimal")
     assert result.makespan == pytest.approx(optimum) and result.lower_bound == result.makespan
