@@ -89,10 +89,12 @@ def measure() -> dict[str, Row]:
         assert all(score.valid for _, _, score in scores)
         # the oracle's rule: safe schedules only, one slowed by soft (cpu) overflow by its slowed makespan
         gaps = [g for m, w, s in scores if (g := with_reference(s, optima()[w, m]).gap) is not None]
+        strict_mru = [s.strict_mru for _, _, s in scores]
+        assert None not in strict_mru  # every machine has a resource, every schedule a span: defined
         rows[method] = Row(
             makespan=statistics.fmean(s.makespan for _, _, s in scores),
             cva=statistics.fmean(s.cva for _, _, s in scores),
-            strict_mru=statistics.fmean(s.strict_mru for _, _, s in scores),
+            strict_mru=statistics.fmean(m for m in strict_mru if m is not None),
             safe=statistics.fmean(s.safe for _, _, s in scores),
             gap=statistics.fmean(gaps) if gaps else None,
             cva_by_profile={p: statistics.fmean(s.cva for m, _, s in scores if m == p) for p in PROFILES},

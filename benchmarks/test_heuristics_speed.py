@@ -36,7 +36,7 @@ def check(workflow: Workflow, machine: Machine, problem: Problem, start: list[fl
 
 
 def per_second(benchmark: Any) -> float:
-    rate = 1.0 / benchmark.stats.stats.median
+    rate: float = 1.0 / benchmark.stats.stats.median
     benchmark.extra_info["schedules_per_second"] = round(rate)
     return rate
 

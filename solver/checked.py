@@ -9,7 +9,9 @@ reference: a lying layer cannot make an optimum.
 :func:`judge` is the oracle's verdict on one schedule (a reference overflows no resource, soft
 ones included; the judge's exact sweep and metrics); :func:`verified` turns a claim and that
 verdict into the :class:`~peakopt.models.SolveResult`, with the oracle's full score
-(:func:`peakopt.oracle.evaluate`) for the reasons of a claim it rejects.
+(:func:`peakopt.oracle.evaluate`) for the reasons of a claim it rejects. :class:`Origin` is what
+every result reports of the search that found it, a verified claim's or one without a
+schedule (:meth:`Origin.result`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from fractions import Fraction
 from typing import Literal
 
 from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
+from peakopt.models.schedule import Status
 from peakopt.oracle import broken_pins, evaluate, measure
 from peakopt.oracle.judge import metrics
 from peakopt.solver.bounds import float_below
@@ -47,6 +50,59 @@ class Verdict:
     cva_floor: float
 
 
+@dataclass(frozen=True)
+class Origin:
+    """What a result reports of the search that found it, whatever it found.
+
+    Attributes
+    ----------
+    solver, params, seconds, exact, tick
+        As :class:`~peakopt.models.SolveResult` reports them.
+    hashes
+        Whether the result carries the content hashes of the workflow and the machine (a
+        reference does; a hindsight bound, one of tens of thousands kept by its own content
+        key, leaves them None: they cost a third of the oracle's check).
+    """
+
+    solver: str
+    params: dict[str, object]
+    seconds: float
+    exact: bool
+    tick: float
+    hashes: bool = True
+
+    def result(
+        self,
+        workflow: Workflow,
+        machine: Machine,
+        status: Status,
+        message: str | None = None,
+        *,
+        makespan: float | None = None,
+        lower_bound: float | None = None,
+        starts: dict[str, float] | None = None,
+        cva_floor: float = 0.0,
+    ) -> SolveResult:
+        """The result of this search on the instance: ``status``, ``message`` and the figures given."""
+        return SolveResult(
+            workflow=workflow.id,
+            machine=machine.name,
+            status=status,
+            makespan=makespan,
+            lower_bound=lower_bound,
+            starts=starts,
+            cva_floor=cva_floor,
+            solver=self.solver,
+            params=self.params,
+            seconds=self.seconds,
+            exact=self.exact,
+            tick=self.tick,
+            message=message,
+            workflow_hash=nominal_hash(workflow) if self.hashes else None,
+            machine_hash=nominal_hash(machine) if self.hashes else None,
+        )
+
+
 def judge(workflow: Workflow, machine: Machine, starts: Mapping[str, float]) -> Verdict:
     """The oracle's verdict on ``starts``, every resource hard (a reference overflows none, soft or not).
 
@@ -68,13 +124,8 @@ def verified(
     lower: Fraction | float,
     agrees: bool,
     pins: Pins,
-    solver: str,
-    params: dict[str, object],
-    seconds: float,
-    exact: bool,
-    tick: float,
+    origin: Origin,
     message: str | None = None,
-    hashes: bool = True,
 ) -> SolveResult:
     """The result of a claim, as the oracle's ``score`` of its ``starts`` allows it.
 
@@ -94,12 +145,10 @@ def verified(
         exactly or, on rounded data, as at most the rounded one).
     pins
         The fixed starts and release times the schedule must keep.
-    solver, params, seconds, exact, tick, message
-        As the result reports them.
-    hashes
-        Whether the result carries the content hashes of the workflow and the machine (a
-        reference does; a hindsight bound, one of tens of thousands kept by its own content
-        key, leaves them None: they cost a third of this check).
+    origin
+        What the result reports of the search that claims it (:meth:`Origin.result`).
+    message
+        As the result reports it.
 
     Returns
     -------
@@ -124,20 +173,13 @@ def verified(
         other = [] if agrees else [f"its starts end at {makespan:g} s, not where the search says"]
         reasons = [*found.reasons, *broken, *other, f"avoidable cva {found.avoidable_cva:g}"]
         status, message = "error", REJECTED + "; ".join(reasons)
-    return SolveResult(
-        workflow=workflow.id,
-        machine=machine.name,
-        status=status,
+    return origin.result(
+        workflow,
+        machine,
+        status,
+        message,
         makespan=makespan,
         lower_bound=bound,
         starts=starts,
         cva_floor=floor,
-        solver=solver,
-        params=params,
-        seconds=seconds,
-        exact=exact,
-        tick=tick,
-        message=message,
-        workflow_hash=nominal_hash(workflow) if hashes else None,
-        machine_hash=nominal_hash(machine) if hashes else None,
     )

@@ -9,12 +9,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from peakopt.models import Machine, Schedule, SolveResult, Workflow, nominal_hash
+from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import broken_pins, same_time
 from peakopt.oracle.base.exact import fraction
 from peakopt.solver.backends import Limits, Outcome, Progress, Request, backend_named, names, register
 from peakopt.solver.bounds import float_below, lower_bound, real_lengths, real_lower_bound
-from peakopt.solver.checked import Verdict, judge, verified
+from peakopt.solver.checked import Origin, Verdict, judge, verified
 from peakopt.solver.conflicts import Node, greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.energetic import destructive_bound
@@ -300,20 +300,10 @@ def _result(
     and its proof hold; on rounded data the bound comes from the real data,
     and the result is optimal only when the real makespan meets it.
     """
+    origin = Origin(backend, params, seconds, problem.exact, float(problem.tick))
     if not math.isfinite(problem.seconds(outcome.makespan)):
-        return SolveResult(
-            workflow=workflow.id,
-            machine=machine.name,
-            status="error",
-            solver=backend,
-            params=params,
-            seconds=seconds,
-            exact=problem.exact,
-            tick=float(problem.tick),
-            message="the best schedule found ends past the largest float (1.8e308 s): no start is writable",
-            workflow_hash=nominal_hash(workflow),
-            machine_hash=nominal_hash(machine),
-        )
+        message = "the best schedule found ends past the largest float (1.8e308 s): no start is writable"
+        return origin.result(workflow, machine, "error", message)
     starts, score = _real(workflow, machine, problem, outcome.starts, relaxed, pins)
     makespan = score.makespan
     if problem.exact:
@@ -327,9 +317,9 @@ def _result(
         ends = (fraction(starts[t]) + d for t, d in zip(problem.ids, real_lengths(workflow), strict=True))
         proven = max(ends, default=Fraction(0)) <= lower
         agrees = makespan <= problem.seconds(outcome.makespan)  # rounding up only lengthens
-    message = problem.note or None
-    if message and not proven:
-        message += "; the real optimum lies between lower_bound and makespan"
+    note = problem.note or None
+    if note and not proven:
+        note += "; the real optimum lies between lower_bound and makespan"
     return verified(
         workflow,
         machine,
@@ -339,10 +329,6 @@ def _result(
         lower=lower,
         agrees=agrees,
         pins=pins,
-        solver=backend,
-        params=params,
-        seconds=seconds,
-        exact=problem.exact,
-        tick=float(problem.tick),
-        message=message,
+        origin=origin,
+        message=note,
     )

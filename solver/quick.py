@@ -28,7 +28,7 @@ from typing import Literal
 from peakopt.models import Machine, Schedule, SolveResult, Workflow
 from peakopt.oracle import same_time
 from peakopt.solver.bounds import lower_bound
-from peakopt.solver.checked import judge, verified
+from peakopt.solver.checked import Origin, judge, verified
 from peakopt.solver.conflicts import greedy_cliques
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.heuristics import Problem, compile_problem
@@ -147,12 +147,7 @@ def quick_optimum(
             lower=claim.lower,
             agrees=same_time(score.makespan, claim.makespan),
             pins=Pins(),
-            solver="quick",
-            params=params,
-            seconds=time.perf_counter() - began,
-            exact=True,
-            tick=claim.tick,
-            hashes=False,
+            origin=Origin("quick", params, time.perf_counter() - began, True, claim.tick, hashes=False),
         )
     hint = Schedule(
         workflow=workflow.id, machine=machine.name, starts=dict(zip(problem.ids, claim.starts, strict=True))

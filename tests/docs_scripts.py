@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from functools import cache
 from types import ModuleType
 
 from paths import ROOT
@@ -17,3 +18,9 @@ def docs_script(name: str) -> ModuleType:
     sys.modules[name] = module  # as an import would: a dataclass looks its module up there
     spec.loader.exec_module(module)
     return module
+
+
+@cache
+def page_examples() -> ModuleType:
+    """``docs/scripts/page_examples.py`` (the examples' runner), loaded once for every docs test."""
+    return docs_script("page_examples")

@@ -10,6 +10,16 @@ from typing import Any
 
 from cli_helpers import jsonl
 from click.testing import CliRunner
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ContentReasoning,
+    ContentText,
+    GenerateConfig,
+    ModelOutput,
+    ModelUsage,
+)
 
 from peakopt.cli.main import cli
 from peakopt.instances import load
@@ -88,3 +98,22 @@ def same(a: float | None, b: float | None) -> bool:
     a_none = a is None or (isinstance(a, float) and math.isnan(a))
     b_none = b is None or (isinstance(b, float) and math.isnan(b))
     return (a_none and b_none) or (not a_none and not b_none and math.isclose(a, b, abs_tol=1e-9))  # type: ignore[arg-type]
+
+
+LOOKUPS = ("lookup_order", "fraud_score", "history_scan", "policy_search")
+#: The refund workflow's true dependencies, as a planning answer gives them.
+TRUE = {**{s: [] for s in LOOKUPS}, "decide": list(LOOKUPS)}
+
+
+def canned(messages: list[ChatMessage], tools: Any, choice: Any, config: GenerateConfig) -> ModelOutput:
+    """The mockllm's answer to a prompt: ANSWERS of the prompt's workflow."""
+    reasoning, text = ANSWERS[workflow_of(messages[-1].text)]
+    content: list[ContentReasoning | ContentText] = [ContentText(text=text)]
+    if reasoning is not None:
+        content.insert(0, ContentReasoning(reasoning=reasoning))
+    message = ChatMessageAssistant(content=content, model="mock")
+    return ModelOutput(
+        model="mock",
+        choices=[ChatCompletionChoice(message=message, stop_reason="stop")],
+        usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2),  # no token counting (offline)
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +59,13 @@ def span(
     return found
 
 
-def demand(cpu: float, memory: float) -> dict[str, object]:
+def demand(cpu: float | str, memory: float | str) -> dict[str, object]:
+    """The demand attributes of a tool span (a string, for the importer's tests of a bad one)."""
     return {"peakopt.demand.cpu": cpu, "peakopt.demand.memory_mb": memory}
 
 
 def export(
-    spans: list[dict[str, Any]], capacity: dict[str, float] | None = None, **resource: object
+    spans: list[dict[str, Any]], capacity: Mapping[str, float] | None = None, **resource: object
 ) -> dict[str, Any]:
     found = {"service.name": "agent", **resource}
     found.update({f"peakopt.capacity.{r}": v for r, v in (capacity or {}).items()})
@@ -79,7 +80,7 @@ def export(
 
 
 def tool(
-    sid: str, name: str, start: float, end: float, cpu: float, memory: float, **options: Any
+    sid: str, name: str, start: float, end: float, cpu: float | str, memory: float | str, **options: Any
 ) -> dict[str, Any]:
     found = span(sid, name, start, end, **options)
     found["attributes"] += attrs({"gen_ai.tool.name": name, **demand(cpu, memory)})

@@ -132,3 +132,30 @@ def assert_agree(mine: SolveResult, other: SolveResult, workflow: Workflow, mach
     assert mine.makespan >= other.lower_bound - 1e-9 and other.makespan >= mine.lower_bound - 1e-9
     if mine.status == other.status == "optimal":
         assert abs(mine.makespan - other.makespan) <= 1e-9 * max(1.0, other.makespan)
+
+
+# the instances that each layer of the quick optimum (and the hindsight bound on it) settles
+MACHINE = Machine(name="m", capacity={"cpu": 4})
+FIVE = Machine(name="five", capacity={"cpu": 5})
+
+
+def flow(*tasks: tuple[str, float, float, list[str]]) -> Workflow:
+    """Tasks as (id, duration, cpu, predecessors)."""
+    return Workflow(
+        id="w",
+        tasks=[Task(id=i, duration=d, demand={"cpu": c}, depends_on=p) for i, d, c, p in tasks],
+    )
+
+
+#: A chain: the heuristic meets the critical path.
+CHAIN = flow(("a", 1, 1, []), ("b", 2, 1, ["a"]))
+#: Two steps of 3 cores on 4 never overlap: only the clique bound (2) meets the heuristic.
+PAIR = flow(("a", 1, 3, []), ("b", 1, 3, []), ("c", 1, 0.5, []))
+#: On 5 cores any two overlap, never all three: the bounds say 3, only CP-SAT proves the optimum 4.
+TRIPLE = flow(("a", 3, 1, []), ("b", 2, 1, []), ("c", 2, 4, []))
+#: Each layer of the quick optimum, the instance it is the cheapest to settle, and its optimum.
+LAYER_INSTANCES = {
+    "shortcut": (CHAIN, MACHINE, 3.0),
+    "cliques": (PAIR, MACHINE, 2.0),
+    "cpsat": (TRIPLE, FIVE, 4.0),
+}

@@ -123,7 +123,7 @@ def varies(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def varying_workflows(draw: st.DrawFn, **options: Any) -> Workflow:
+def varying_workflows(draw: st.DrawFn, /, **options: Any) -> Workflow:
     """A random workflow (:func:`workflows`) where some tasks say how they vary."""
     workflow = draw(workflows(**options))
     tasks = [

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pytest
 
@@ -41,15 +43,16 @@ def deaf(x: int) -> int:
 
 
 def outcomes(
-    where: Where, func: object, items: list[int], **kwargs: object
-) -> dict[int, tuple[object, object]]:
+    where: Where, func: Callable[[int], int], items: list[int], **kwargs: Any
+) -> dict[int, tuple[int | None, str | None]]:
+    """Each item's value and error, run by :func:`run_items` (``kwargs``: its options)."""
     with open_executor(where) as executor:
-        found = {o.item: (o.value, o.error) for o in run_items(executor, func, items, **kwargs)}  # type: ignore[arg-type]
+        found = {o.item: (o.value, o.error) for o in run_items(executor, func, items, **kwargs)}
     assert sorted(found) == items  # one outcome per item, none lost, none twice
     return found
 
 
-def check(found: dict[int, tuple[object, object]]) -> None:
+def check(found: Mapping[int, tuple[object, object]]) -> None:
     for x, (value, error) in found.items():
         if x in (3, 5, 7, 9):
             assert value is None and isinstance(error, str)
@@ -159,7 +162,12 @@ def test_a_limit_longer_than_a_timer_takes_is_no_limit(monkeypatch: pytest.Monke
     # threading.Timer(1e300) dies in its thread with an OverflowError: such a limit only means "never"
     crashed: list[object] = []
     monkeypatch.setattr(threading, "excepthook", crashed.append)
-    assert run_chunk(lambda x: time.sleep(0.2) or abs(x), [-3], [1e300]) == [(3, None)]
+
+    def slow_abs(x: int) -> int:
+        time.sleep(0.2)
+        return abs(x)
+
+    assert run_chunk(slow_abs, [-3], [1e300]) == [(3, None)]
     assert crashed == []
 
 
@@ -251,5 +259,6 @@ def test_a_stopped_pool_leaves_no_manager_thread_for_the_exit_hook(stopped: str)
     else:
         assert pool.stop(handles[:1], handles) == handles
         pool.close(now=True)
-    assert manager is not None and not manager.is_alive()
+    # typeshed gives the manager thread the wake-up's type: check that it is a thread
+    assert isinstance(manager, threading.Thread) and not manager.is_alive()
     assert wakeup._closed

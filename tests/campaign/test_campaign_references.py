@@ -58,7 +58,7 @@ def home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[]
     opened: list[ReferenceStore] = []
 
     def again() -> ReferenceStore:
-        found = request.param(tmp_path)()
+        found: ReferenceStore = request.param(tmp_path)()
         opened.append(found)
         return found
 

@@ -39,7 +39,7 @@ def test_every_result_is_written_before_it_is_yielded_and_reported() -> None:
     written: list[tuple[Item, int]] = []
     reported: list[tuple[Item, int]] = []
     items: list[Item] = [(1, 2), (4,), (5, 6), (8,)]
-    yielded = []
+    yielded: list[int] = []
     with open_executor(Where(jobs=2)) as executor:
         for result in run_work(
             executor,

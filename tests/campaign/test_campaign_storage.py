@@ -68,7 +68,7 @@ USERS = ["CREATE TABLE users (id, name)", "INSERT INTO users VALUES (1, 'ada')"]
 PEAKOPT_META = "INSERT INTO meta VALUES ('format', 'peakopt results store'), ('schema', '2')"
 
 # name, how to make the file, what the refusal says
-FOREIGN: list[tuple[str, Callable[[Path], None], str]] = [
+FOREIGN: list[tuple[str, Callable[[Path], object], str]] = [
     (
         "another program's tables",
         lambda p: database(p, USERS),

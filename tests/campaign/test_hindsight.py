@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given
-from solver_helpers import tiny_instances
+from solver_helpers import CHAIN, FIVE, LAYER_INSTANCES, MACHINE, PAIR, TRIPLE, tiny_instances
 
 from peakopt.campaign import hindsight
 from peakopt.campaign.executors import Where, open_executor
@@ -21,29 +21,11 @@ from peakopt.campaign.hindsight import (
     scenario_key,
 )
 from peakopt.campaign.store import Store
-from peakopt.models import Machine, Task, Workflow
+from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.solver import solve
-
-MACHINE = Machine(name="m", capacity={"cpu": 4})
-
-
-def flow(*tasks: tuple[str, float, float, list[str]]) -> Workflow:
-    """Tasks as (id, duration, cpu, predecessors)."""
-    return Workflow(
-        id="w",
-        tasks=[Task(id=i, duration=d, demand={"cpu": c}, depends_on=p) for i, d, c, p in tasks],
-    )
-
-
-#: A chain: the heuristic meets the critical path.
-CHAIN = flow(("a", 1, 1, []), ("b", 2, 1, ["a"]))
-#: Two steps of 3 cores on 4 never overlap: only the clique bound (2) meets the heuristic.
-PAIR = flow(("a", 1, 3, []), ("b", 1, 3, []), ("c", 1, 0.5, []))
-#: On 5 cores any two overlap, never all three: the bounds say 3, only CP-SAT proves the optimum 4.
-TRIPLE = flow(("a", 3, 1, []), ("b", 2, 1, []), ("c", 2, 4, []))
-FIVE = Machine(name="five", capacity={"cpu": 5})
+from peakopt.solver.quick import LAYERS
 
 
 def assert_accepted(bound: Bound, workflow: Workflow, machine: Machine) -> None:
@@ -59,14 +41,10 @@ def assert_accepted(bound: Bound, workflow: Workflow, machine: Machine) -> None:
         assert bound.lower_bound == bound.makespan
 
 
-@pytest.mark.parametrize(
-    ("workflow", "machine", "source", "optimum"),
-    [(CHAIN, MACHINE, "shortcut", 3.0), (PAIR, MACHINE, "cliques", 2.0), (TRIPLE, FIVE, "cpsat", 4.0)],
-    ids=["shortcut", "cliques", "cpsat"],
-)
-def test_each_layer_settles_what_the_cheaper_ones_cannot(
-    workflow: Workflow, machine: Machine, source: str, optimum: float
-) -> None:
+@pytest.mark.parametrize("source", LAYERS)
+def test_each_layer_settles_what_the_cheaper_ones_cannot(source: str) -> None:
+    # the layers' results themselves: tests/solver/test_solver_quick.py; here the bound made of one
+    workflow, machine, optimum = LAYER_INSTANCES[source]
     bound = bound_one(workflow, machine)
     assert (bound.source, bound.status) == (source, "optimal")
     assert bound.makespan == pytest.approx(optimum)

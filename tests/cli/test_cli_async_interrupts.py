@@ -12,7 +12,8 @@ import contextlib
 import gc
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ def installed() -> Iterator[None]:
             signal.signal(s, handler)
 
 
-def steps(signum: int, cleaned: list[str]) -> asyncio.Future[object]:
+def steps(signum: int, cleaned: list[str]) -> Coroutine[Any, Any, None]:
     """Two steps, each awaiting a watcher task whose Python code is running when the signal lands."""
 
     sent: list[int] = []
@@ -63,7 +64,7 @@ def steps(signum: int, cleaned: list[str]) -> asyncio.Future[object]:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    return main()  # type: ignore[return-value]
+    return main()
 
 
 @pytest.mark.parametrize("signum", group.SIGNALS)

@@ -3,43 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import click
 import pytest
+from cli_helpers import imported
 from click.testing import CliRunner
 
 from peakopt.cli.main import COMMANDS, cli, load_command, short_help
 
 #: What ``peakopt --help``, ``--version`` and ``validate bundled:refund`` must not import.
 HEAVY = ("matplotlib", "ortools", "pandas", "numpy", "dask", "distributed", "scipy", "pulp", "inspect_ai")
-
-#: Runs the console script's entry point, then writes the imported modules' names to $PROBE_OUT.
-PROBE = """
-import atexit, json, os, sys
-atexit.register(lambda: open(os.environ["PROBE_OUT"], "w").write(json.dumps(sorted(sys.modules))))
-from peakopt.cli.main import main
-sys.argv = ["peakopt", *sys.argv[1:]]
-main()
-"""
-
-
-def imported(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
-    """The modules a fresh ``peakopt ARGS`` imported, and its stdout."""
-    out = tmp_path / "modules.json"
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {}), "PROBE_OUT": str(out)},
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return set(json.loads(out.read_text())), done.stdout
 
 
 def heavy(modules: set[str]) -> list[str]:

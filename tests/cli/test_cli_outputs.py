@@ -19,7 +19,7 @@ from stress_helpers import env
 
 from peakopt.cli.main import cli
 from peakopt.cli.outputs import Output
-from peakopt.instances import load, locks
+from peakopt.instances import load
 from peakopt.instances.native import dump, replacing
 
 OLD = "what was there before\n"
@@ -236,7 +236,7 @@ def test_the_lock_is_taken_on_the_file_that_is_in_the_folder(
             output.lock_path.write_text("")
         flock(handle, how)
 
-    monkeypatch.setattr(locks.fcntl, "flock", racing)
+    monkeypatch.setattr(fcntl, "flock", racing)  # the module peakopt.instances.locks calls it in
     output.check()
     try:
         assert len(calls) == 2

@@ -9,44 +9,15 @@ from typing import Any
 import pytest
 from cli_helpers import jsonl
 from click.testing import CliRunner
+from score_helpers import ASAP, SAFE, ZERO, answers, references
 
 from peakopt.cli.main import cli
-from peakopt.instances.records import reference_record, write_jsonl
-from peakopt.models import SolveResult
-
-ZERO = dict.fromkeys(("lookup_order", "fraud_score", "history_scan", "policy_search", "decide"), 0.0)
-SAFE = ZERO | {"history_scan": 4.8, "decide": 8.0}
-ASAP = ZERO | {"decide": 4.8}
+from peakopt.instances.records import write_jsonl
 
 
 def run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, list(args))
     return result.exit_code, result.stdout, result.stderr
-
-
-def answers(tmp_path: Path) -> Path:
-    path = tmp_path / "answers.jsonl"
-    records: list[dict[str, Any]] = [
-        {"workflow": "refund", "machine": "worker", "source": "asap", "starts": ASAP},
-        {"workflow": "refund", "source": "serial", "starts": SAFE},
-        {"workflow": "refund", "source": "llm", "response": f"```json\n{json.dumps(SAFE)}\n```", "id": "q1"},
-        {"workflow": "refund", "source": "llm", "response": "Sorry, I can't do that.", "id": "q2"},
-        {"workflow": "refund", "machine": "laptop", "source": "llm", "starts": SAFE},
-        {"workflow": "nope", "source": "llm", "starts": SAFE},
-    ]
-    write_jsonl(path, records)
-    with path.open("a") as out:
-        out.write("not json at all\n")
-    return path
-
-
-def references(tmp_path: Path) -> Path:
-    path = tmp_path / "refs.jsonl"
-    result = SolveResult(
-        workflow="refund", machine="worker", status="optimal", makespan=8.6, lower_bound=8.6, starts=SAFE
-    )
-    write_jsonl(path, [reference_record(result)])
-    return path
 
 
 def test_score_json_rows_and_aggregates(tmp_path: Path) -> None:

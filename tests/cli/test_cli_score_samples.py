@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import jsonl, run
-from test_cli_score import ASAP, SAFE, ZERO, answers, references
+from score_helpers import ASAP, SAFE, ZERO, answers, references
 
 from peakopt.cli.tables import dump_rows
 from peakopt.instances import load

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from cli_helpers import imported
 from click.testing import CliRunner
 from sidecar_helpers import BOX, machine_file, start_server
-from test_cli_main import imported
 
 from peakopt.cli.main import cli
 from peakopt.models import Machine

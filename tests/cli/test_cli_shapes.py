@@ -87,7 +87,7 @@ def tasks(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @st.composite
 def shapes(draw: st.DrawFn) -> Shape:
-    machines = [
+    machines: list[dict[str, Any]] = [
         {"name": f"m{i}", "capacity": {"cpu": draw(st.integers(1, 4))}}
         for i in range(draw(st.integers(1, 4)))
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from hypothesis import example, given
 from hypothesis import strategies as st
-from test_cli_score import SAFE
+from score_helpers import SAFE
 
 from peakopt.cli.main import cli
 from peakopt.instances.records import write_jsonl

@@ -238,7 +238,7 @@ def test_pictures_draw_names_literally(name: str) -> None:
     for fig in pictures[:3]:  # the charts' legends name every source, ``_hidden`` too
         labels = [
             t.get_text()
-            for legend in fig.legends + [a.get_legend() for a in fig.axes]
+            for legend in [*fig.legends, *(a.get_legend() for a in fig.axes)]
             if legend
             for t in legend.get_texts()
         ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from test_report_worst import parse
+from report_helpers import parse
 
 from peakopt.cli.main import cli
 

@@ -186,7 +186,7 @@ def test_the_oracle_never_writes_an_impossible_efficiency() -> None:
 
 
 #: Leaderboards that cannot rank every source: who has rows, who has an efficiency.
-UNRANKED = {
+UNRANKED: dict[str, tuple[dict[str, float | None], list[str], bool]] = {
     "one of two without an optimum": ({"a": 0.9, "b": None}, ["b"], False),
     "both without an optimum": ({"a": None, "b": None}, ["a", "b"], False),
     "one of three without an optimum": ({"a": 0.9, "b": 0.5, "c": None}, ["c"], True),

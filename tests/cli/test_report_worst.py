@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
+
+from report_helpers import parse
 
 from peakopt.campaign.summaries import summaries
 from peakopt.cli.summaries import report_columns, report_table
@@ -64,49 +65,6 @@ def test_why_says_what_is_wrong() -> None:
     assert why(ROWS[3]) == "avoidable cva 0.500; memory_mb over 8 in [0, 1) (and 1 more)"
     assert why(ROWS[5]) == "line 1: no schedule found in the answer"
     assert case_title("m", ROWS[4], "flood", "x") == "m on flood / x: unsafe, avoidable cva 2.000"
-
-
-class Tables(HTMLParser):
-    """The header cells and body rows of every table, by id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.heads: dict[str, list[str]] = {}
-        self.rows: dict[str, list[list[str]]] = {}
-        self.table: str | None = None
-        self.cell: str | None = None
-        self.head = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "table":
-            self.table = dict(attrs).get("id") or ""
-            self.heads[self.table], self.rows[self.table] = [], []
-        elif tag == "tr" and self.table is not None and not self.head:
-            self.rows[self.table].append([])
-        elif tag == "thead":
-            self.head = True
-        elif tag in ("th", "td"):
-            self.cell = ""
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("th", "td") and self.table is not None and self.cell is not None:
-            target = self.heads[self.table] if self.head else self.rows[self.table][-1]
-            target.append(self.cell)
-            self.cell = None
-        elif tag == "thead":
-            self.head = False
-        elif tag == "table":
-            self.table = None
-
-    def handle_data(self, data: str) -> None:
-        if self.cell is not None:
-            self.cell += data
-
-
-def parse(page: str) -> Tables:
-    tables = Tables()
-    tables.feed(page)
-    return tables
 
 
 def test_the_html_lists_unsafe_and_invalid_answers_with_their_reasons() -> None:

@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from docs_scripts import docs_script
+from docs_scripts import page_examples
 from markdown_it import MarkdownIt
 from paths import ROOT
 
-examples = docs_script("page_examples")
+examples = page_examples()
 Block, blocks, commands, printed = examples.Block, examples.blocks, examples.commands, examples.printed
 where, environment = examples.where, examples.environment
 PAGES: list[Path] = examples.PAGES
@@ -163,11 +163,12 @@ def outcomes(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[Path, str | None]:
     """Each selected page's outcome; pages run side by side, as most of the time is process start-up."""
-    selected = [
-        item.callspec.params["page"]
-        for item in request.session.items
-        if isinstance(item, pytest.Function) and item.originalname == "test_examples_run"
-    ]
+    selected: list[Path] = []
+    for item in request.session.items:
+        if isinstance(item, pytest.Function) and item.originalname == "test_examples_run":
+            page = item.callspec.params["page"]
+            assert isinstance(page, Path), page
+            selected.append(page)
     selected.sort(key=lambda page: -len(runs(page)))  # the longest first, so that none starts last
     with ThreadPoolExecutor(max_workers=3) as pool:
         futures = {page: pool.submit(run_page, page, tmp_path_factory.mktemp("page")) for page in selected}

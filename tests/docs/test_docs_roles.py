@@ -35,7 +35,11 @@ def test_a_role_that_does_not_resolve_is_plain_code_and_other_text_is_kept() -> 
 
 def test_the_names_resolved_are_as_written_without_tilde_or_leading_dot() -> None:
     asked: list[str] = []
-    roles().convert(":attr:`~.Trace.steps` :data:`SIGNALS`", lambda name: asked.append(name) or None)
+
+    def resolve(name: str) -> None:
+        asked.append(name)  # and resolves none
+
+    roles().convert(":attr:`~.Trace.steps` :data:`SIGNALS`", resolve)
     assert asked == ["Trace.steps", "SIGNALS"]
 
 

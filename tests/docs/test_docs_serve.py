@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docs_scripts import docs_script
+from docs_scripts import docs_script, page_examples
 from paths import ROOT
 from sidecar_helpers import start_server
-from test_docs_examples import blocks, commands, environment
 
+examples = page_examples()
+blocks, commands, environment = examples.blocks, examples.commands, examples.environment
 PAGE = ROOT / "docs" / "serve.md"
 #: What changes from run to run in an answer: times since the service started.
 VOLATILE = ("requested_at", "admitted_at", "ended_at", "waited", "expires_in", "uptime")

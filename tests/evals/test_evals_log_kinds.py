@@ -14,14 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evals_helpers import ANSWERS, run_cli, workflow_of, write_suite
+from evals_helpers import ANSWERS, TRUE, canned, run_cli, workflow_of, write_suite
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import match
-from test_evals_plan import TRUE
-from test_evals_schedule import canned
 
 from peakopt.evals.plan import plan
 from peakopt.evals.references import cache_dir

@@ -10,10 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from evals_helpers import ANSWERS, run_cli, write_suite
+from evals_helpers import ANSWERS, canned, run_cli, write_suite
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
-from test_evals_schedule import canned
 
 from peakopt.campaign.provenance import oracle_identity, peakopt_version
 from peakopt.evals.logs import log_records

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import jsonl
-from evals_helpers import run_cli, same, write_suite
+from evals_helpers import TRUE, run_cli, same, write_suite
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
@@ -17,9 +17,6 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsag
 from peakopt.evals.plan import plan
 from peakopt.evals.values import PLAN_KEYS
 from peakopt.instances.records import write_jsonl
-
-LOOKUPS = ("lookup_order", "fraud_score", "history_scan", "policy_search")
-TRUE = {**{s: [] for s in LOOKUPS}, "decide": list(LOOKUPS)}
 
 #: Workflow id -> the canned planning answer.
 PLANS: dict[str, str] = {
@@ -56,7 +53,11 @@ def test_the_plan_scores_in_the_log_equal_plan_score(tmp_path: Path, monkeypatch
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path / "logs"))
     suite = write_suite(tmp_path / "suite.json", tuple(PLANS))
     log = run_plan(suite, tmp_path)
-    values = {s.metadata["workflow"]: next(iter(s.scores.values())).value for s in log.samples or []}
+    values: dict[str, dict[str, Any]] = {}  # each sample's plan score: figure -> value
+    for sample in log.samples or []:
+        value = next(iter(sample.scores.values())).value
+        assert isinstance(value, dict), value
+        values[sample.metadata["workflow"]] = value
     assert values["exact"] == values["exact"] | {"edge_f1": 1.0, "exact_match": 1.0, "ged": 0.0, "valid": 1.0}
     assert 0 < values["partial"]["edge_f1"] < 1 and values["partial"]["exact_match"] == 0.0
     assert values["cyclic"]["valid"] == 1.0 and values["garbage"]["valid"] == 0.0

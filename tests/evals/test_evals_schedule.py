@@ -8,18 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evals_helpers import ANSWERS, OPT, log_values, same, scored_rows, workflow_of, write_suite
+from evals_helpers import ANSWERS, OPT, canned, log_values, same, scored_rows, write_suite
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import (
-    ChatCompletionChoice,
-    ChatMessage,
-    ChatMessageAssistant,
-    ContentReasoning,
-    ContentText,
-    GenerateConfig,
-    ModelOutput,
-    ModelUsage,
     get_model,
 )
 
@@ -30,20 +22,6 @@ from peakopt.evals.values import SCHEDULE_KEYS
 from peakopt.instances.records import write_jsonl
 from peakopt.oracle.tables.aggregate import summarise
 from peakopt.oracle.tables.rows import ScoreRow
-
-
-def canned(messages: list[ChatMessage], tools: Any, choice: Any, config: GenerateConfig) -> ModelOutput:
-    """The mockllm's answer to a prompt: ANSWERS of the prompt's workflow."""
-    reasoning, text = ANSWERS[workflow_of(messages[-1].text)]
-    content: list[ContentReasoning | ContentText] = [ContentText(text=text)]
-    if reasoning is not None:
-        content.insert(0, ContentReasoning(reasoning=reasoning))
-    message = ChatMessageAssistant(content=content, model="mock")
-    return ModelOutput(
-        model="mock",
-        choices=[ChatCompletionChoice(message=message, stop_reason="stop")],
-        usage=ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2),  # no token counting (offline)
-    )
 
 
 @pytest.fixture

@@ -145,7 +145,7 @@ def test_the_check_finds_a_name_defined_twice_and_passes_a_re_export() -> None:
     second = fake("peakopt.b.m", "class Options: ...\nT = __import__('typing').TypeVar('T')\n")
     assert clashes([first, second]) == {"Options": ["peakopt.a.m", "peakopt.b.m"]}
     re_export = fake("peakopt.b", "__all__ = ['Options']\n", package=True)
-    re_export[2].Options = first[2].Options
+    re_export[2].__dict__["Options"] = first[2].Options
     assert clashes([first, re_export]) == {}  # the same object: one meaning
     sibling = fake("peakopt.a.n", "class Options: ...\n")
     assert clashes([first, sibling]) == {}  # one package's parallel modules

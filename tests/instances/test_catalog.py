@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from importlib import resources
 
 import pytest
@@ -86,7 +87,7 @@ def test_every_cited_source_is_documented() -> None:
     assert documented <= used, documented - used
 
 
-def catalog_text(tool: dict[str, object]) -> str:
+def catalog_text(tool: Mapping[str, object]) -> str:
     return json.dumps({"servers": [{"server": "s", "category": "utilities", "tools": [tool]}]})
 
 

@@ -25,7 +25,7 @@ def test_an_unsafe_schedule_gets_no_gap() -> None:
 
 
 def test_unsafe_rows_show_no_gap_in_rows_or_aggregates() -> None:
-    refs = {("refund", "worker"): OPTIMUM}
+    refs: dict[tuple[str, str | None], SolveResult] = {("refund", "worker"): OPTIMUM}
     row = score_record({"workflow": "refund", "source": "asap", "starts": ASAP}, SUITE, refs)
     assert row.valid and not row.safe and row.gap is None and row.gap_vs_ub is None
     assert row.reference_status == "optimal"

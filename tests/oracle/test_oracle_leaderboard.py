@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from peakopt.oracle.tables.intervals import Interval
-from peakopt.oracle.tables.leaderboard import by_pair, differences, standings
+from peakopt.oracle.tables.leaderboard import Values, by_pair, differences, standings
 from peakopt.oracle.tables.rows import ScoreRow
 
 
@@ -66,7 +66,7 @@ def test_pairs_are_told_apart_by_every_key() -> None:
 
 
 def test_equal_means_share_a_rank_in_name_order() -> None:
-    values = {"z": {("w",): 0.5}, "a": {("w",): 0.5}, "m": {("w",): 0.9}}
+    values: Values = {"z": {("w",): 0.5}, "a": {("w",): 0.5}, "m": {("w",): 0.9}}
     assert [(s.rank, s.source) for s in standings(values)] == [(1, "m"), (2, "a"), (2, "z")]
     assert [(d.better, d.worse) for d in differences(values, standings(values))] == [
         ("m", "a"),
@@ -76,6 +76,6 @@ def test_equal_means_share_a_rank_in_name_order() -> None:
 
 
 def test_no_common_pair_has_no_difference() -> None:
-    values = {"a": {("w1",): 1.0}, "b": {("w2",): 0.5}}
+    values: Values = {"a": {("w1",): 1.0}, "b": {("w2",): 0.5}}
     [difference] = differences(values, standings(values))
     assert (difference.pairs, difference.mean, difference.interval) == (0, None, None)

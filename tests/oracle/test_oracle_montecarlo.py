@@ -7,7 +7,7 @@ tests judge the Monte Carlo layer alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
@@ -153,7 +153,7 @@ def synthetic(makespans: Sequence[float]) -> RealisedScores:
 
 
 #: Optima that are a makespan itself for the judge, reached by other float sums or a few ulps off.
-MET = {
+MET: dict[str, Callable[[float], float]] = {
     "next-up": lambda m: float(np.nextafter(m, np.inf)),
     "next-down": lambda m: float(np.nextafter(m, -np.inf)),
     "ulps-down": lambda m: m * (1 - 64 * 2.0**-52),

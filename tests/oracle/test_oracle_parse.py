@@ -14,7 +14,8 @@ from paths import J30
 from peakopt.instances import load
 from peakopt.models import Machine, Workflow
 from peakopt.oracle.answers.extract import find_json
-from peakopt.oracle.answers.parse import Parsed, parse_response, parse_starts, read_number
+from peakopt.oracle.answers.numbers import read_number
+from peakopt.oracle.answers.parse import Parsed, parse_response, parse_starts
 from peakopt.oracle.judge.verdict import Violation
 from peakopt.oracle.tables.score_rows import score_prediction, score_record
 from peakopt.solver import solve

@@ -4,6 +4,7 @@ magnitude, float noise in the starts, a change of unit, the cva floor."""
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import partial
 
 import pytest
 from hypothesis import assume, given
@@ -35,24 +36,24 @@ def test_every_metric_equals_a_unit_grid_simulation(data: st.DataObject) -> None
     )
     score = evaluate(workflow, machine, schedule)
     grid = simulate(workflow, machine, schedule)
-    approx = {"rel": 1e-9, "abs": 1e-9}
-    assert score.makespan == pytest.approx(float(grid.makespan), **approx)
-    assert score.cva == pytest.approx(float(grid.cva), **approx)
-    assert score.cva_floor == pytest.approx(float(grid.cva_floor), **approx)
-    assert score.avoidable_cva == pytest.approx(max(0.0, float(grid.cva - grid.cva_floor)), **approx)
+    approx = partial(pytest.approx, rel=1e-9, abs=1e-9)
+    assert score.makespan == approx(float(grid.makespan))
+    assert score.cva == approx(float(grid.cva))
+    assert score.cva_floor == approx(float(grid.cva_floor))
+    assert score.avoidable_cva == approx(max(0.0, float(grid.cva - grid.cva_floor)))
     if grid.mru is None:
         assert score.mru is None and score.strict_mru is None
     else:
-        assert score.mru == pytest.approx(float(grid.mru), **approx)
-        assert score.strict_mru == pytest.approx(float(grid.mru) if grid.cva == 0 else 0.0, **approx)
-        assert score.safe_mru == pytest.approx(float(grid.mru) if score.safe else 0.0, **approx)
+        assert score.mru == approx(float(grid.mru))
+        assert score.strict_mru == approx(float(grid.mru) if grid.cva == 0 else 0.0)
+        assert score.safe_mru == approx(float(grid.mru) if score.safe else 0.0)
     assert score.dependency_violations == grid.dependency_violations
     assert score.valid == (grid.dependency_violations == 0)
     assert score.safe == (score.valid and grid.cva == grid.cva_floor)
     for resource, figures in score.resources.items():
-        assert figures.peak == pytest.approx(float(grid.peak[resource]), **approx)
-        assert figures.peak_ratio == pytest.approx(float(grid.peak[resource]) / figures.capacity, **approx)
-        assert figures.violation_area == pytest.approx(float(grid.area[resource]), **approx)
+        assert figures.peak == approx(float(grid.peak[resource]))
+        assert figures.peak_ratio == approx(float(grid.peak[resource]) / figures.capacity)
+        assert figures.violation_area == approx(float(grid.area[resource]))
 
 
 @pytest.mark.slow

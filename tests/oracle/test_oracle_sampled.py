@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_cli_score import SAFE
+from score_helpers import SAFE
 
 from peakopt.instances import load
 from peakopt.oracle.tables.sampled import Sampler, Sampling, plan_of, score_sampled

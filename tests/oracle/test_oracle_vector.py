@@ -6,6 +6,8 @@ of it, each checked against :func:`peakopt.oracle.evaluate` on every row.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,7 +22,8 @@ from peakopt.oracle.uncertain.scenarios import Noise, draw
 from peakopt.oracle.vector.batch import BatchScorer, score_batch
 from peakopt.oracle.vector.realised import RealisedScorer
 
-APPROX = {"rel": 1e-9, "abs": 1e-9}
+#: pytest.approx to 1e-9, relative or absolute
+close = partial(pytest.approx, rel=1e-9, abs=1e-9)
 
 
 def assert_same(workflow: Workflow, machine: Machine, batch: list[Schedule]) -> None:
@@ -37,12 +40,12 @@ def assert_same(workflow: Workflow, machine: Machine, batch: list[Schedule]) -> 
             if expected is None:  # an undefined MRU is NaN in the batch
                 assert np.isnan(got), name
             else:
-                assert got == pytest.approx(expected, **APPROX), name
+                assert got == close(expected), name
         for column, resource in enumerate(scores.resources):
             figures = exact.resources[resource]
-            assert scores.peak[row, column] == pytest.approx(figures.peak, **APPROX)
-            assert scores.peak_ratio[row, column] == pytest.approx(figures.peak_ratio, **APPROX)
-            assert scores.violation_area[row, column] == pytest.approx(figures.violation_area, **APPROX)
+            assert scores.peak[row, column] == close(figures.peak)
+            assert scores.peak_ratio[row, column] == close(figures.peak_ratio)
+            assert scores.violation_area[row, column] == close(figures.violation_area)
 
 
 @pytest.mark.slow
@@ -100,8 +103,8 @@ def test_batch_spans_several_chunks() -> None:
             machine,
             Schedule(workflow="refund", starts=dict(zip(workflow.index, starts[row], strict=True))),
         )
-        assert scores.cva[row] == pytest.approx(exact.cva, **APPROX)
-        assert scores.mru[row] == pytest.approx(exact.mru, **APPROX)
+        assert scores.cva[row] == close(exact.cva)
+        assert scores.mru[row] == close(exact.mru)
 
 
 @pytest.mark.slow

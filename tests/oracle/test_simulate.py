@@ -14,10 +14,11 @@ from peakopt.instances import load
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
 from peakopt.oracle.answers.parse import Parsed
 from peakopt.oracle.answers.replay import replay
+from peakopt.oracle.uncertain.dispatch import SimulationError
 from peakopt.oracle.uncertain.flows import pos_safe, resource_flow_edges
-from peakopt.oracle.uncertain.names import EXECUTIONS
+from peakopt.oracle.uncertain.names import EXECUTIONS, Execution
 from peakopt.oracle.uncertain.scenarios import Noise, draw
-from peakopt.oracle.uncertain.simulate import Simulation, SimulationError, execute
+from peakopt.oracle.uncertain.simulate import Simulation, execute
 from peakopt.solver.heuristics import run
 
 
@@ -318,7 +319,8 @@ def test_a_compiled_simulation_runs_the_sampled_scenarios_the_oracle_then_scores
         plan = run(workflow, machine, "best:fast")
         plan = _plan(workflow, plan.starts, resource_flow_edges(workflow, machine, plan.starts))
         scenarios = draw(workflow, 20, seed=1, noise=Noise(duration=0.25))
-        simulations = {p: Simulation(workflow, machine, p, plan) for p in ("enforced", "order", "pos")}
+        policies: tuple[Execution, ...] = ("enforced", "order", "pos")
+        simulations = {p: Simulation(workflow, machine, p, plan) for p in policies}
         for k in range(len(scenarios)):
             realised = scenarios.workflow(k)
             for policy, simulation in simulations.items():

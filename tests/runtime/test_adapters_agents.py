@@ -67,7 +67,7 @@ def script(turns: Sequence[Sequence[str]]) -> ScriptedModel:
 def run(agent: Agent[Any], cap: int | None = None) -> tuple[Any, list[tuple[str, Any]]]:
     config = RunConfig(tool_execution=ToolExecutionConfig(max_function_tool_concurrency=cap))
     result = asyncio.run(Runner.run(agent, "go", run_config=config))
-    said = [(item.type, getattr(item, "output", None)) for item in result.new_items]
+    said: list[tuple[str, Any]] = [(item.type, getattr(item, "output", None)) for item in result.new_items]
     return result.final_output, said
 
 
@@ -84,9 +84,9 @@ TURNS = [
 def test_the_governed_agent_says_what_the_agent_says_and_stays_within_capacity(
     turns: list[list[str]], cap: int | None
 ) -> None:
-    plain = run(Agent(name="a", tools=make_tools(Peak()), model=script(turns)), cap)
+    plain = run(Agent(name="a", tools=[*make_tools(Peak())], model=script(turns)), cap)
     governor, peak = Governor(BOX), Peak()
-    agent = Agent(name="a", tools=make_tools(peak), model=script(turns))
+    agent = Agent(name="a", tools=[*make_tools(peak)], model=script(turns))
     assert run(governed_agent(agent, governor, demands=DEMANDS), cap) == plain
     assert plain[0] == "done"
     safe_and_complete(governor, sum(len(t) for t in turns))
@@ -118,7 +118,7 @@ def test_demands_from_the_arguments_and_from_the_profile_store() -> None:
     )
     run(Agent(name="a", tools=tools, model=script([["heavy", "aheavy", "heavy", "aheavy"]])))
     safe_and_complete(governor, 4)
-    assert {dict(t.demand)["memory_mb"] for t in governor.trace().workflow.tasks} == {40.0}
+    assert {t.peak("memory_mb") for t in governor.trace().workflow.tasks} == {40.0}
     assert peak.most == 1
 
 

@@ -158,7 +158,7 @@ def test_demands_from_the_arguments_and_from_the_profile_store(mode: str) -> Non
     )
     run(graph(node, [["heavy", "aheavy", "heavy", "aheavy"]]), mode)
     safe_and_complete(governor, 4)
-    assert {dict(t.demand)["memory_mb"] for t in governor.trace().workflow.tasks} == {40.0}
+    assert {t.peak("memory_mb") for t in governor.trace().workflow.tasks} == {40.0}
     assert peak.most == 1  # 40 MiB each: one at a time in 64
 
 
@@ -250,7 +250,7 @@ def test_a_governed_tool_keeps_its_name_schema_and_results_and_admits_direct_cal
     assert asyncio.run(tool.ainvoke({"mb": 2, "tag": "y"})) == "y:2MiB"
     assert tool.run({"mb": 3, "tag": "z"}) == "z:3MiB"
     safe_and_complete(governor, 3)
-    assert [dict(t.demand) for t in governor.trace().workflow.tasks] == [{"memory_mb": m} for m in (1, 2, 3)]
+    assert [t.demand for t in governor.trace().workflow.tasks] == [{"memory_mb": m} for m in (1, 2, 3)]
     with pytest.raises(ValueError, match="broken x"):
         governed_tool(make_tools(peak)[2], governor, demand={}).invoke({"tag": "x"})
     assert governor.trace().steps[-1].status == "failed"
@@ -309,6 +309,7 @@ def test_injected_state_and_commands_work_as_in_tool_node(mode: str, how: str) -
     plain = ran(ToolNode(injected_tools()))
     assert plain == (["w:2:old", "noted new"], "new")
     governor = Governor(BOX)
+    node: ToolNode
     if how == "node":
         node = GovernedToolNode(injected_tools(), governor=governor, demands={"count": {}, "remember": {}})
     else:

@@ -46,7 +46,7 @@ SETTLE, LONG = 12.0, 120.0
 def command(kind: str, seconds: float) -> str | list[str]:
     """A step's command of ``kind``, sleeping ``seconds`` in each of its processes."""
     t = f"{seconds:g}"
-    return {
+    commands: dict[str, str | list[str]] = {
         "sleep": f"sleep {t}",
         "argv": ["sleep", t],
         "children": f"sleep {t} & sleep {t}; wait",
@@ -56,7 +56,8 @@ def command(kind: str, seconds: float) -> str | list[str]:
         # no environment (the marker is gone): found by its process group, and by the test by
         # the token its shell's command line ends with
         "clean-env": f"env -i sh -c 'sleep {t}; : {TOKEN}'",
-    }[kind]
+    }
+    return commands[kind]
 
 
 @st.composite

@@ -7,6 +7,7 @@ import contextlib
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -193,7 +194,7 @@ def test_sync_calls_in_threads_and_async_calls_share_one_capacity() -> None:
     assert len(governor.trace().steps) == 10
 
 
-def test_a_call_without_demand_is_looked_up_in_the_profile_store(tmp_path) -> None:
+def test_a_call_without_demand_is_looked_up_in_the_profile_store(tmp_path: Path) -> None:
     store = ProfileStore(tmp_path / "profiles.json")
     store.observe("embed", seconds=1.0, demand={"memory_mb": 800})
     store.observe("embed", seconds=2.0, demand={"memory_mb": 1000})
@@ -360,7 +361,7 @@ def test_a_plug_in_policy_decides_the_order_and_none_can_stall_the_governor(
     assert admitted_order(events) == expected
 
 
-def test_peakopt_profile_fills_the_store_the_governor_reads(tmp_path) -> None:
+def test_peakopt_profile_fills_the_store_the_governor_reads(tmp_path: Path) -> None:
     from cli_helpers import run
 
     store = tmp_path / "tools.json"
@@ -387,7 +388,7 @@ def test_the_store_keeps_a_running_p90_of_the_last_samples() -> None:
     store = ProfileStore()
     for k in range(1, 11):
         store.observe("t", seconds=float(k), demand={"memory_mb": 100.0 * k})
-    assert store.demand("t") == {"memory_mb": pytest.approx(910.0)}
+    assert store.demand("t") == pytest.approx({"memory_mb": 910.0})
     assert store.expected("t") == pytest.approx(9.1)
     for _ in range(WINDOW):  # the tool got lighter: the old samples age out of the window
         store.observe("t", seconds=1.0, demand={"memory_mb": 50.0})

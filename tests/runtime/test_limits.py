@@ -99,7 +99,7 @@ def test_peakopt_run_limit_memory_fails_the_liar_in_words(tmp_path: Path) -> Non
         {
             "id": t.id,
             "duration": t.length,
-            "demand": dict(t.demand),
+            "demand": dict(t.demand or {}),
             "depends_on": list(t.depends_on),
             "meta": {"command": STEPS[t.id]},
         }

@@ -7,6 +7,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 from cli_helpers import run
@@ -202,10 +203,18 @@ def test_the_rest_rounds_every_instant_up_to_a_millisecond() -> None:
     assert release == {"e": 0.501}
 
 
+class ReplanOptions(TypedDict, total=False):
+    """:class:`Replan`'s float options, as a test passes them."""
+
+    threshold: float
+    grace: float
+    time_limit: float
+
+
 @pytest.mark.parametrize(
     "options", [{"threshold": -0.1}, {"grace": math.inf}, {"time_limit": 0.0}, {"time_limit": math.nan}]
 )
-def test_replan_options_are_checked(options: dict[str, float]) -> None:
+def test_replan_options_are_checked(options: ReplanOptions) -> None:
     with pytest.raises(ValueError, match="re-plan"):
         Replan(**options)
 

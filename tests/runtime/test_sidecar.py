@@ -62,7 +62,7 @@ def test_a_lease_expires_after_the_ttl_without_heartbeat_and_its_capacity_is_fre
         clock.advance(9)
         sidecar.heartbeat("a")
         clock.advance(9)
-        assert sidecar.sweep() == 0 and lease.state == "admitted"  # 9 s since the heartbeat
+        assert (sidecar.sweep(), lease.state) == (0, "admitted")  # 9 s since the heartbeat
         clock.advance(1.5)
         sidecar.sweep()
         assert lease.state == "expired" and lease.outcome == "expired"

@@ -89,7 +89,7 @@ def demand(rng: random.Random) -> dict[str, float]:
 async def admitted(http: httpx.AsyncClient, client: Client, body: dict[str, object]) -> dict[str, object]:
     """Admit, polling while waiting; the last answer."""
     client.sent += 1
-    answer = (await http.post("/v1/admit", json=body)).json()
+    answer: dict[str, object] = (await http.post("/v1/admit", json=body)).json()
     client.answered += 1
     for _ in range(POLLS):
         if answer.get("state") != "waiting":

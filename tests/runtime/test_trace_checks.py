@@ -379,7 +379,8 @@ def kinds(data: dict[str, Any], k: int) -> list[str]:
     return found
 
 
-def breaking(data: dict[str, Any], k: int, kind: str, draw: st.DrawFn) -> None:
+def breaking(data: dict[str, Any], k: int, kind: str, drawn: st.DataObject) -> None:
+    draw = drawn.draw
     steps, step = data["steps"], data["steps"][k]
     states = {r["id"]: r for r in steps}
     deps = {t["id"]: t.get("depends_on", []) for t in data["workflow"]["tasks"]}[step["id"]]
@@ -446,7 +447,7 @@ def test_one_broken_record_of_a_valid_trace_is_refused_naming_the_step_or_change
             path.write_text(json.dumps(broken))
             assert realised_score(load_trace(path)) == realised_score(valid)
             return
-        breaking(broken, k, kind, data.draw)
+        breaking(broken, k, kind, data)
         path.write_text(json.dumps(broken))
         with pytest.raises(PeakoptError) as caught:
             load_trace(path)

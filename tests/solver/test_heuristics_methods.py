@@ -128,7 +128,8 @@ def test_clamped_demands_and_reverse_profiles_in_the_arrays() -> None:
     assert second[:2] == (1.0, 3.0) and second[2][0][:2] == (0, 2.0)
     ((back_first, back_second),) = problem.reverse.blocks
     assert back_first[:2] == (0.0, 3.0) and back_second[:2] == (3.0, 1.0)
-    assert problem.peak == (((0, 8.0, pytest.approx(8.0)),),)
+    ((peak,),) = problem.peak  # one task, one resource
+    assert peak[:2] == (0, 8.0) and peak[2] == pytest.approx(8.0)
 
 
 @pytest.mark.parametrize("name", ["j301_1", "j3013_2", "j3029_3", "j3048_10"])

@@ -11,8 +11,9 @@ from simulate_helpers import Chooser, Counting, clamped_peak, factors, grid, rea
 from strategies import machines, workflows
 
 from peakopt.models import Machine, Schedule, Task, Workflow
+from peakopt.oracle.uncertain.dispatch import SimulationError
 from peakopt.oracle.uncertain.online import OnlinePolicy
-from peakopt.oracle.uncertain.simulate import Simulation, SimulationError, execute
+from peakopt.oracle.uncertain.simulate import Simulation, execute
 from peakopt.solver.heuristics import MachineNeeded, run
 from peakopt.solver.heuristics.arrays import compile_problem
 from peakopt.solver.heuristics.online import online_policy, policy_factory

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import time
 from typing import Any
 
@@ -10,14 +9,12 @@ import pytest
 from paths import SHARED
 from solver_helpers import assert_safe, generated
 
+import peakopt.solver.pipeline as solve_module  # solve()'s module, whose name is not the function's
 from peakopt.instances import load
 from peakopt.models import Schedule
 from peakopt.solver import solve
 from peakopt.solver.backends import REGISTRY, Outcome, Request, register
 from peakopt.solver.feasibility import end
-
-#: The module of solve() (its path is not the name of the function).
-solve_module = importlib.import_module("peakopt.solver.pipeline")
 
 
 def test_a_short_limit_still_gives_a_schedule_a_bound_and_the_memory() -> None:

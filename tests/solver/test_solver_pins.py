@@ -18,7 +18,11 @@ Pinned = tuple[Workflow, Machine, SolveResult, dict[str, float], dict[str, float
 
 
 def assert_keeps(
-    result: SolveResult, workflow: Workflow, machine: Machine, fixed: dict, release: dict
+    result: SolveResult,
+    workflow: Workflow,
+    machine: Machine,
+    fixed: dict[str, float],
+    release: dict[str, float],
 ) -> None:
     """The oracle accepts the re-plan and finds every fixed start kept and every release respected."""
     assert_safe(result, workflow, machine)
@@ -143,7 +147,9 @@ def _chain() -> tuple[Workflow, Machine]:
         ({"a": 0.0, "b": 1.0}, {}, "fixed steps 'a', 'b' together exceed the capacity 3 of 'cpu' at 1 s"),
     ],
 )
-def test_pins_no_schedule_keeps_are_one_clear_error(fixed: dict, release: dict, rule: str) -> None:
+def test_pins_no_schedule_keeps_are_one_clear_error(
+    fixed: dict[str, float], release: dict[str, float], rule: str
+) -> None:
     workflow, machine = _chain()
     with pytest.raises(PinError, match=rule) as caught:
         solve(workflow, machine, time_limit=5, fixed=fixed, release=release)

@@ -169,7 +169,9 @@ def _exact_schedules(workflow: Workflow, machine: Machine) -> list[dict[str, Fra
     lengths = {
         t.id: sum((Fraction(repr(s.duration)) for s in t.segments), Fraction(0)) for t in workflow.tasks
     }
-    clock, serial_starts, early = Fraction(0), {}, {}
+    clock = Fraction(0)
+    serial_starts: dict[str, Fraction] = {}
+    early: dict[str, Fraction] = {}
     for task_id in topological(workflow):
         serial_starts[task_id], clock = clock, clock + lengths[task_id]
         preds = workflow.task(task_id).depends_on

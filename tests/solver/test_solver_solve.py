@@ -386,6 +386,10 @@ def test_a_schedule_past_the_largest_float_is_an_error_not_a_crash() -> None:
     result = solve(Workflow(id="w", tasks=tasks), Machine(name="m", capacity={"c": 1}), time_limit=5)
     assert result.status == "error" and result.starts is None
     assert result.message is not None and "past the largest float" in result.message
+    # the figures a result without a schedule reports: none, and the content hashes of a reference
+    assert (result.makespan, result.lower_bound, result.cva_floor) == (None, None, 0.0)
+    assert result.solver == "cpsat"
+    assert result.workflow_hash is not None and result.machine_hash is not None
 
 
 def test_demands_with_float_noise_are_rounded_without_losing_what_the_oracle_allows() -> None:
