@@ -70,14 +70,37 @@ def test_every_exception_peakopt_defines_is_a_peakopt_error_but_the_internal_sig
     assert outside == set(INTERNAL), "make it a PeakoptError, or say in INTERNAL why no user sees it"
 
 
+def imported_inside(module: types.ModuleType, tree: ast.Module) -> dict[str, object]:
+    """What the ``from X import Y`` lines inside the module's functions bind (light modules import there)."""
+    bound: dict[str, object] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.col_offset > 0:
+            base = (
+                (module.__package__ or "").rsplit(".", node.level - 1)[0]
+                if node.level > 1
+                else module.__package__
+            )
+            name = (
+                f"{base}.{node.module}"
+                if node.level and node.module
+                else (base if node.level else node.module)
+            )
+            source = importlib.import_module(name or "")
+            for alias in node.names:
+                bound[alias.asname or alias.name] = getattr(source, alias.name, None)
+    return bound
+
+
 def raised(module: types.ModuleType) -> list[tuple[str, object]]:
     """(the source of the exception, the class) of every ``raise X`` / ``raise X(...)`` in the module."""
+    tree = ast.parse(inspect.getsource(module))
     found: list[tuple[str, object]] = []
-    for node in ast.walk(ast.parse(inspect.getsource(module))):
+    local = imported_inside(module, tree)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Raise) and node.exc is not None:
             target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
             first, *rest = ast.unparse(target).split(".")
-            value: object = getattr(module, first, getattr(builtins, first, None))
+            value: object = getattr(module, first, local.get(first, getattr(builtins, first, None)))
             for part in rest:
                 value = getattr(value, part, None)
             found.append((ast.unparse(target), value))

@@ -148,8 +148,8 @@ def test_an_errored_sample_is_counted_alike_by_score_and_report(
     assert not rows["garbage"]["valid"] and rows["garbage"]["efficiency"] == 0.0
     code, out, err = run_cli("report", str(logs["errored"]), "--json")
     assert code == 0 and said in err, err
-    from_log = json.loads(out)
-    from_scores = json.loads(run_cli("report", str(scores), "--json")[1])
+    from_log = json.loads(out.splitlines()[0])
+    from_scores = json.loads(run_cli("report", str(scores), "--json")[1].splitlines()[0])
     assert from_log == from_scores
     (summary,) = from_log
     assert summary["records"] == len(ANSWERS) and summary["invalid"] == 2  # garbage (errored) and mute
@@ -168,7 +168,7 @@ def test_a_log_cut_short_says_how_many_samples_it_holds(
     assert code == 0 and f"Warning: {log}: {said}" in err, err
     code, out, err = run_cli("report", str(log), "--json")
     assert code == 0 and f"Warning: {log}: {said}" in err, err
-    assert json.loads(out)[0]["records"] == 5
+    assert json.loads(out.splitlines()[0])[0]["records"] == 5
 
 
 def test_a_complete_log_says_nothing_of_the_kind(logs: dict[str, Path]) -> None:
