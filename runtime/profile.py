@@ -75,6 +75,25 @@ def segments(spans: Sequence[ProfileSpan]) -> tuple[Segment, ...]:
     )
 
 
+def with_peak(profile: tuple[Segment, ...], peak_mb: float) -> tuple[Segment, ...]:
+    """``profile``, its highest-memory segment raised to the run's counted peak where the samples missed it.
+
+    The kernel's high-water mark (or the largest ``ru_maxrss``) can lie between two samples:
+    a run shorter than the interval, or a brief spike. A profile is a reservation, so it may
+    place the peak a little early or late, but never understate it.
+    """
+    if not profile:
+        return profile
+    peak = ceil_to(peak_mb, 0)
+    highest = max(range(len(profile)), key=lambda i: profile[i].demand["memory_mb"])
+    if profile[highest].demand["memory_mb"] >= peak:
+        return profile
+    raised = Segment(
+        duration=profile[highest].duration, demand={**profile[highest].demand, "memory_mb": peak}
+    )
+    return (*profile[:highest], raised, *profile[highest + 1 :])
+
+
 def _peaks(profile: Sequence[Segment]) -> tuple[float, float]:
     return (
         max(s.demand["cpu"] for s in profile) or 1.0,
@@ -95,7 +114,8 @@ def profile_runs(
     ordered = sorted(runs, key=lambda r: r.seconds)
     median = ordered[(len(ordered) - 1) // 2]
     profiles = [
-        segments(merge_pieces(r.pieces, tolerance=tolerance, max_segments=max_segments)) for r in runs
+        with_peak(segments(merge_pieces(r.pieces, tolerance=tolerance, max_segments=max_segments)), r.peak_mb)
+        for r in runs
     ]
     profile = profiles[runs.index(median)]
     if not profile:

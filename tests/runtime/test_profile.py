@@ -157,6 +157,15 @@ def test_profile_of_runs_is_the_median_run_with_the_spread_in_varies() -> None:
     assert one.varies is None
 
 
+def test_a_profile_never_shows_less_memory_than_the_run_peaked_at() -> None:
+    # a short run between samples: the kernel counted a 51 MiB peak the samples never saw
+    runs = [run(0.064, 0.05, 51.2, UsagePiece(0.03, 0.2, 1.0), UsagePiece(0.034, 0.9, 6.0)) for _ in range(2)]
+    task = profile_runs(runs, "embed", ["python", "-c", "..."])
+    assert max(s.demand["memory_mb"] for s in task.segments) == 52.0  # up to 1 MiB
+    assert task.segments[0].demand["memory_mb"] == 1.0  # the rest of the curve as sampled
+    assert task.varies is None or task.varies.demand is None or task.varies.demand.p50 == 1.0
+
+
 # --- cgroups: detection from the files the kernel shows -----------------------------------
 
 
