@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from solver_helpers import assert_agree, assert_safe, generated, tiny_instances
@@ -13,11 +15,14 @@ from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.cpsat import CpsatOptions
-from peakopt.solver.heuristics.arrays import Problem, compile_problem
+from peakopt.solver.heuristics.arrays import Block, Problem, compile_problem
 from peakopt.solver.heuristics.genetic import crossover, evolve, swap_neighbours
+from peakopt.solver.heuristics.improve import improve
 from peakopt.solver.heuristics.portfolio import to_schedule
 from peakopt.solver.heuristics.rules import latest_finish
 from peakopt.solver.heuristics.sampling import biased_order
+from peakopt.solver.heuristics.sgs import CHECK_EVERY, Stopped, parallel_sgs, priority_order, serial_sgs
+from peakopt.solver.heuristics.timeline import Timeline
 
 #: The genetic algorithm on every problem, and never.
 ALWAYS, NEVER = CpsatOptions(genetic_from=0), CpsatOptions(genetic_from=10**9)
@@ -69,15 +74,20 @@ def test_every_schedule_it_offers_is_safe_and_shorter_than_the_last(
     workflow, machine = instance
     problem = compile_problem(workflow, machine)
     offered: list[tuple[list[float], float]] = []
-    polls = iter(range(children))
+    begun: list[float] = []  # adopt is polled once per child: it counts them
+
+    def adopt(span: float) -> None:
+        begun.append(span)
+
     start, span = evolve(
         problem,
         latest_finish(problem),
         time.monotonic() + 60,
         random.Random(seed),
         offer=lambda s, m: offered.append((s, m)),
-        stop=lambda: next(polls, None) is None,
+        stop=lambda: len(begun) >= children,
         population=8,
+        adopt=adopt,
     )
     assert offered and offered[-1] == (start, span)
     spans = [m for _, m in offered]
@@ -140,16 +150,109 @@ def test_a_better_schedule_from_elsewhere_joins_the_population() -> None:
         polled.append(span)
         return elsewhere if span > reference.makespan + 1e-9 else None
 
-    polls = iter(range(5))
     start, span = evolve(
         problem,
         latest_finish(problem),
         time.monotonic() + 60,
         random.Random(0),
-        stop=lambda: next(polls, None) is None,
+        stop=lambda: len(polled) >= 5,  # five children (adopt is polled once per child)
         population=4,
         adopt=adopt,
     )
     assert span <= reference.makespan + 1e-9
     assert judged_span(workflow, machine, problem, start) == span
     assert sum(s > reference.makespan + 1e-9 for s in polled) <= 1
+
+
+class Work:
+    """A fake clock that ticks once per task a scheme places (serial or parallel), counted on the timeline."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.placed = 0
+        place, book = Timeline.place, Timeline.book
+
+        def counted_place(timeline: Timeline, ready: float, blocks: tuple[Block, ...]) -> float:
+            self.placed += 1
+            return place(timeline, ready, blocks)
+
+        def counted_book(timeline: Timeline, start: float, blocks: tuple[Block, ...]) -> None:
+            self.placed += 1
+            book(timeline, start, blocks)
+
+        monkeypatch.setattr(Timeline, "place", counted_place)
+        monkeypatch.setattr(Timeline, "book", counted_book)
+
+    def __call__(self) -> float:
+        return float(self.placed)
+
+
+#: Tasks placed after the deadline before the run returns, at most: the polls come every
+#: CHECK_EVERY tasks (a decision time of the parallel scheme may start a few more at once).
+SLACK = 4 * CHECK_EVERY
+
+
+@pytest.mark.parametrize("via", ["deadline", "stop"])
+def test_a_large_child_in_progress_is_abandoned_at_the_deadline(
+    monkeypatch: pytest.MonkeyPatch, via: str
+) -> None:
+    """On 1,500 tasks the run returns within a few dozen placements of the deadline, not a child later.
+
+    The deadline (or the stop) falls in the middle of the second child's serial pass
+    (one child is tens of thousands of placements here); what is returned is the best
+    finished individual, offered before the deadline.
+    """
+    workflow, machine = generated(1500)
+    problem = compile_problem(workflow, machine)
+    work = Work(monkeypatch)
+    keys = latest_finish(problem)
+    first = improve(problem, serial_sgs(problem, priority_order(problem, keys)), serial_only=True)
+    per_child = work.placed
+    assert per_child > 10 * problem.size  # one child is long: the test would prove nothing otherwise
+    offered: list[tuple[float, float]] = []
+    work.placed = 0
+    deadline = per_child + problem.size // 2  # half way through the next child's serial pass
+    start, span = evolve(
+        problem,
+        keys,
+        deadline if via == "deadline" else math.inf,
+        random.Random(0),
+        offer=lambda s, m: offered.append((work(), m)),
+        stop=(lambda: work() >= deadline) if via == "stop" else None,
+        clock=work if via == "deadline" else time.monotonic,
+    )
+    assert deadline <= work.placed <= deadline + SLACK
+    assert offered == [(per_child, first[1])]  # the abandoned child was never offered
+    assert (start, span) == first
+
+
+def test_the_first_individual_stops_improving_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the deadline at once: the first list's serial pass alone, its improvement cut short."""
+    workflow, machine = generated(1500)
+    problem = compile_problem(workflow, machine)
+    work = Work(monkeypatch)
+    keys = latest_finish(problem)
+    start, span = evolve(problem, keys, 0.0, random.Random(0), clock=work)
+    assert work.placed <= problem.size + SLACK
+    assert start == serial_sgs(problem, priority_order(problem, keys))
+    assert span == problem.makespan(start)
+
+
+def test_the_parallel_scheme_and_the_improvement_stop_when_halted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parallel pass raises Stopped within its poll interval; improvement keeps its finished rounds."""
+    workflow, machine = generated(1500)
+    problem = compile_problem(workflow, machine)
+    work = Work(monkeypatch)
+    keys = latest_finish(problem)
+    with pytest.raises(Stopped):
+        parallel_sgs(problem, keys, lambda: work() >= problem.size // 2)
+    assert work.placed <= problem.size // 2 + SLACK
+    start = serial_sgs(problem, priority_order(problem, keys))
+    work.placed = 0
+    one_round = improve(problem, start, rounds=1, serial_only=True)
+    per_round = work.placed
+    # both rounds gain: the second one's loss would show
+    assert improve(problem, start, rounds=2, serial_only=True)[1] < one_round[1] < problem.makespan(start)
+    work.placed = 0
+    # halted half way through the second round: the first round's schedule
+    assert improve(problem, start, serial_only=True, halt=lambda: work() >= per_round * 3 // 2) == one_round
+    assert work.placed <= per_round * 3 // 2 + SLACK
