@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +17,10 @@ from solver_helpers import assert_agree, assert_safe, generated, tiny_instances
 from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
+from peakopt.solver.backends import Limits
+from peakopt.solver.conflicts import ConflictStructure
 from peakopt.solver.cpsat import CpsatOptions
+from peakopt.solver.feasibility import end, feasible, serial
 from peakopt.solver.heuristics.arrays import Block, Problem, compile_problem
 from peakopt.solver.heuristics.genetic import crossover, evolve, swap_neighbours
 from peakopt.solver.heuristics.improve import improve
@@ -23,6 +29,10 @@ from peakopt.solver.heuristics.rules import latest_finish
 from peakopt.solver.heuristics.sampling import biased_order
 from peakopt.solver.heuristics.sgs import CHECK_EVERY, Stopped, parallel_sgs, priority_order, serial_sgs
 from peakopt.solver.heuristics.timeline import Timeline
+from peakopt.solver.scaling import as_instance, scale
+from peakopt.solver.search import SearchState, Shared
+
+search_module = importlib.import_module("peakopt.solver.search")
 
 #: The genetic algorithm on every problem, and never.
 ALWAYS, NEVER = CpsatOptions(genetic_from=0), CpsatOptions(genetic_from=10**9)
@@ -256,3 +266,66 @@ def test_the_parallel_scheme_and_the_improvement_stop_when_halted(monkeypatch: p
     # halted half way through the second round: the first round's schedule
     assert improve(problem, start, serial_only=True, halt=lambda: work() >= per_round * 3 // 2) == one_round
     assert work.placed <= per_round * 3 // 2 + SLACK
+
+
+def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1,500 tasks in the search's genetic thread: a schedule found elsewhere mid-child is adopted by
+    the next child, the thread's own better schedules reach the shared outcome, and once the
+    outcome is done (a proof elsewhere) the child in progress is given up within the poll interval.
+
+    The other searches are played by the fake clock: at a count of placed tasks the test offers
+    their schedule, later their proof.
+    """
+    workflow, machine = generated(1500)
+    problem = scale(workflow, machine)
+    arrays = compile_problem(*as_instance(problem))
+    keys = latest_finish(arrays)
+    # "CP-SAT's" schedule: the first list with the parallel passes too, better than the GA's first
+    first = improve(arrays, serial_sgs(arrays, priority_order(arrays, keys)), serial_only=True)
+    elsewhere = [round(s) for s in improve(arrays, first[0])[0]]
+    assert feasible(problem, elsewhere) and end(problem, elsewhere) < first[1]
+    initial = serial(problem, problem.order)
+    outcome = Shared(list(initial), end(problem, initial), 0)
+    limits = Limits(600.0, 2, 0, 0.0)
+    state = SearchState(
+        problem, outcome, ConflictStructure([], [], []), limits, CpsatOptions(), time.monotonic() + 600
+    )
+    polls: list[tuple[float, bool]] = []  # (placed, whether a schedule was adopted)
+    evolve_for_real = search_module.evolve
+
+    def spied(*args: Any, adopt: Callable[[float], list[float] | None], **kwargs: Any) -> Any:
+        def adopting(span: float) -> list[float] | None:
+            found = adopt(span)
+            polls.append((work(), found is not None))
+            return found
+
+        return evolve_for_real(*args, adopt=adopting, **kwargs)
+
+    monkeypatch.setattr(search_module, "evolve", spied)
+    work = Work(monkeypatch)
+    counted = Timeline.place
+    began = end(problem, initial)
+    moments: dict[str, int] = {}  # when the genetic thread first offered, found elsewhere, proof
+
+    def events(timeline: Timeline, ready: float, blocks: tuple[Block, ...]) -> float:
+        placed = work.placed
+        if "offered" not in moments and outcome.makespan < began:
+            moments["offered"] = placed
+        if "found" not in moments and placed >= moments.get("offered", math.inf) + problem.size // 3:
+            moments["found"] = placed  # mid-child
+            outcome.offer(problem, elsewhere, None, "elsewhere")
+        if "proof" not in moments and placed >= moments.get("found", math.inf) + 20_000 + problem.size // 2:
+            moments["proof"] = placed
+            outcome.offer(problem, None, outcome.makespan, "proof")
+        return counted(timeline, ready, blocks)
+
+    monkeypatch.setattr(Timeline, "place", events)
+    search_module.genetic(state)
+    assert moments["offered"] < moments["found"] < moments["proof"]  # its own schedule reached the outcome
+    assert moments["proof"] <= work.placed <= moments["proof"] + SLACK
+    assert outcome.phases == ["elsewhere", "proof", "genetic"]
+    # adopted at the first child boundary after it was found, not before
+    adopted = [placed for placed, took in polls if took]
+    later = [placed for placed, _ in polls if placed > moments["found"]]
+    assert adopted and adopted[0] == later[0] < moments["proof"]
+    assert outcome.makespan <= end(problem, elsewhere)
