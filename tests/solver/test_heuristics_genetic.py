@@ -22,9 +22,9 @@ from peakopt.solver.conflicts import ConflictStructure
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, serial
 from peakopt.solver.heuristics.arrays import Block, Problem, compile_problem
-from peakopt.solver.heuristics.genetic import crossover, evolve, swap_neighbours
+from peakopt.solver.heuristics.genetic import Individual, crossover, evolve, rule_starts, swap_neighbours
 from peakopt.solver.heuristics.improve import improve
-from peakopt.solver.heuristics.portfolio import to_schedule
+from peakopt.solver.heuristics.portfolio import every_rule, to_schedule
 from peakopt.solver.heuristics.rules import latest_finish
 from peakopt.solver.heuristics.sampling import biased_order
 from peakopt.solver.heuristics.sgs import CHECK_EVERY, Stopped, parallel_sgs, priority_order, serial_sgs
@@ -207,8 +207,8 @@ def test_a_large_child_in_progress_is_abandoned_at_the_deadline(
 ) -> None:
     """On 1,500 tasks the run returns within a few dozen placements of the deadline, not a child later.
 
-    The deadline (or the stop) falls in the middle of the second child's serial pass
-    (one child is tens of thousands of placements here); what is returned is the best
+    The deadline (or the stop) falls in the middle of the next individual's first pass
+    (one is tens of thousands of placements here); what is returned is the best
     finished individual, offered before the deadline.
     """
     workflow, machine = generated(1500)
@@ -220,7 +220,7 @@ def test_a_large_child_in_progress_is_abandoned_at_the_deadline(
     assert per_child > 10 * problem.size  # one child is long: the test would prove nothing otherwise
     offered: list[tuple[float, float]] = []
     work.placed = 0
-    deadline = per_child + problem.size // 2  # half way through the next child's serial pass
+    deadline = per_child + problem.size // 2  # half way through the next individual's first pass
     start, span = evolve(
         problem,
         keys,
@@ -286,9 +286,9 @@ def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch:
     assert feasible(problem, elsewhere) and end(problem, elsewhere) < first[1]
     initial = serial(problem, problem.order)
     outcome = Shared(list(initial), end(problem, initial), 0)
-    limits = Limits(600.0, 2, 0, 0.0)
+    limits = Limits(120.0, 2, 0, 0.0)
     state = SearchState(
-        problem, outcome, ConflictStructure([], [], []), limits, CpsatOptions(), time.monotonic() + 600
+        problem, outcome, ConflictStructure([], [], []), limits, CpsatOptions(), time.monotonic() + 120
     )
     polls: list[tuple[float, bool]] = []  # (placed, whether a schedule was adopted)
     evolve_for_real = search_module.evolve
@@ -299,7 +299,8 @@ def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch:
             polls.append((work(), found is not None))
             return found
 
-        return evolve_for_real(*args, adopt=adopting, **kwargs)
+        # no rule children: their first is better than "CP-SAT's" schedule, which would not be adopted
+        return evolve_for_real(*args, adopt=adopting, rule_seeds_from=problem.size + 1, **kwargs)
 
     monkeypatch.setattr(search_module, "evolve", spied)
     work = Work(monkeypatch)
@@ -314,7 +315,8 @@ def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch:
         if "found" not in moments and placed >= moments.get("offered", math.inf) + problem.size // 3:
             moments["found"] = placed  # mid-child
             outcome.offer(problem, elsewhere, None, "elsewhere")
-        if "proof" not in moments and placed >= moments.get("found", math.inf) + 20_000 + problem.size // 2:
+        adopted_at = next((at for at, took in polls if took), math.inf)
+        if "proof" not in moments and placed >= adopted_at + problem.size // 2:  # mid-child
             moments["proof"] = placed
             outcome.offer(problem, None, outcome.makespan, "proof")
         return counted(timeline, ready, blocks)
@@ -329,3 +331,30 @@ def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch:
     later = [placed for placed, _ in polls if placed > moments["found"]]
     assert adopted and adopted[0] == later[0] < moments["proof"]
     assert outcome.makespan <= end(problem, elsewhere)
+
+
+def test_on_large_problems_the_first_children_are_the_rules_improved_passes() -> None:
+    """From ``rule_seeds_from`` tasks (lowered here) the run is no worse than every rule's justified pass."""
+    workflow, machine = generated(40, seed=3)
+    problem = compile_problem(workflow, machine)
+    rules = [Individual(problem, start).span for start in rule_starts(problem)]
+    assert len(rules) == len(every_rule())
+    polled: list[float] = []
+
+    def adopt(span: float) -> None:
+        polled.append(span)
+
+    def run(children: int) -> float:
+        """The best after ``children`` children (the next one is given up)."""
+        polled.clear()
+        return evolve(
+            problem,
+            latest_finish(problem),
+            time.monotonic() + 60,
+            random.Random(0),
+            stop=lambda: len(polled) > children,
+            adopt=adopt,
+            rule_seeds_from=0,
+        )[1]
+
+    assert run(len(rules)) <= min(rules) < run(0)
