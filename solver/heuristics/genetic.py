@@ -41,12 +41,13 @@ from peakopt.solver.heuristics.sgs import Stopped, priority_order, serial_sgs
 POPULATION = 100
 #: Chance that each adjacent pair of a child's list is swapped (when the two are unrelated).
 MUTATION = 0.05
-#: From this many tasks the population's first children are every rule's improved passes.
-#: Measured on ``large_workflow(1000)``: there the GA's children never beat the incumbent
-#: in 50 s (a child takes a second), but the rules' passes, each improved with the parallel
-#: passes and then justified, spread over 0.6-1.2 %, and their best beats the fast
-#: portfolio's (seed 0: 2098.78 s against 2101.22 s; seed 1: 2138.91 s against 2153.12 s).
-RULE_SEEDS_FROM = 1000
+#: From this many tasks the population is filled with improved passes (:func:`improved_starts`):
+#: every rule's, then biased samples', each improved with the parallel passes too, then
+#: justified. Measured on ``large_workflow(1000)``: there the GA's children never beat the
+#: incumbent in 50 s (a child takes a second; biased samples justified by serial passes
+#: alone end 3 % above it), but improved passes spread over about 1 % and the best of
+#: them beats the fast portfolio's.
+LARGE_FROM = 1000
 
 
 def start_order(problem: Problem, start: Sequence[float]) -> list[int]:
@@ -79,10 +80,22 @@ class Individual:
             self.keep(problem, start, span)
 
 
-def rule_starts(problem: Problem, halt: Callable[[], bool] | None = None) -> Iterator[list[float]]:
-    """Every deterministic rule's pass in both schemes, each improved (polling ``halt``), one by one."""
+def improved_starts(
+    problem: Problem,
+    keys: Sequence[float],
+    rng: random.Random,
+    halt: Callable[[], bool] | None = None,
+) -> Iterator[list[float]]:
+    """Every deterministic rule's pass in both schemes, then biased samples' serial passes, each improved.
+
+    Without end; every pass and improvement polls ``halt`` (:class:`~.sgs.Stopped` once it is true).
+    """
     for scheme, rule in every_rule():
         yield improve(problem, single_pass(problem, scheme, rule_keys(problem, rule), halt), halt=halt)[0]
+    offset = regret_offset(problem)
+    while True:
+        start = serial_sgs(problem, biased_order(problem, keys, offset, rng), halt)
+        yield improve(problem, start, halt=halt)[0]
 
 
 def crossover(mother: Sequence[int], father: Sequence[int], rng: random.Random) -> list[int]:
@@ -128,7 +141,7 @@ def evolve(
     seeds: Sequence[Sequence[int]] = (),
     adopt: Callable[[float], list[float] | None] | None = None,
     clock: Callable[[], float] = time.monotonic,
-    rule_seeds_from: int = RULE_SEEDS_FROM,
+    large_from: int = LARGE_FROM,
 ) -> tuple[list[float], float]:
     """The best schedule found by ``deadline`` (``time.monotonic()``), or once ``stop()`` is true.
 
@@ -157,9 +170,9 @@ def evolve(
         elsewhere (start times by position), or None. Its order joins the population.
     clock
         The time ``deadline`` is on (a test's fake one counts work instead).
-    rule_seeds_from
-        From this many tasks the first children are :func:`rule_starts`' schedules
-        (before the biased samples), justified like every child.
+    large_from
+        From this many tasks the children that fill the population are
+        :func:`improved_starts`' schedules (justified like every child).
 
     Returns
     -------
@@ -186,7 +199,7 @@ def evolve(
     best = min(people, key=lambda p: p.span)
     if offer is not None:
         offer(best.start, best.span)
-    rules = rule_starts(problem, halted) if problem.size >= rule_seeds_from else iter(())
+    fills = improved_starts(problem, keys, rng, halted) if problem.size >= large_from else None
 
     def tournament() -> Individual:
         a, b = rng.choice(people), rng.choice(people)
@@ -201,10 +214,9 @@ def evolve(
             if found is not None:
                 child = built(start_order(problem, found))
             elif not full:
-                ruled = next(rules, None)
                 child = (
-                    Individual(problem, ruled, halted)
-                    if ruled is not None
+                    Individual(problem, next(fills), halted)
+                    if fills is not None
                     else built(biased_order(problem, keys, offset, rng))
                 )
             else:

@@ -22,7 +22,7 @@ from peakopt.solver.conflicts import ConflictStructure
 from peakopt.solver.cpsat import CpsatOptions
 from peakopt.solver.feasibility import end, feasible, serial
 from peakopt.solver.heuristics.arrays import Block, Problem, compile_problem
-from peakopt.solver.heuristics.genetic import Individual, crossover, evolve, rule_starts, swap_neighbours
+from peakopt.solver.heuristics.genetic import Individual, crossover, evolve, improved_starts, swap_neighbours
 from peakopt.solver.heuristics.improve import improve
 from peakopt.solver.heuristics.portfolio import every_rule, to_schedule
 from peakopt.solver.heuristics.rules import latest_finish
@@ -299,8 +299,8 @@ def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch:
             polls.append((work(), found is not None))
             return found
 
-        # no rule children: their first is better than "CP-SAT's" schedule, which would not be adopted
-        return evolve_for_real(*args, adopt=adopting, rule_seeds_from=problem.size + 1, **kwargs)
+        # no improved fills: their first is better than "CP-SAT's" schedule, which would not be adopted
+        return evolve_for_real(*args, adopt=adopting, large_from=problem.size + 1, **kwargs)
 
     monkeypatch.setattr(search_module, "evolve", spied)
     work = Work(monkeypatch)
@@ -334,11 +334,12 @@ def test_on_a_large_workflow_the_search_hands_over_between_children(monkeypatch:
 
 
 def test_on_large_problems_the_first_children_are_the_rules_improved_passes() -> None:
-    """From ``rule_seeds_from`` tasks (lowered here) the run is no worse than every rule's justified pass."""
+    """From ``large_from`` tasks (lowered here) the run is no worse than every rule's justified pass."""
     workflow, machine = generated(40, seed=3)
     problem = compile_problem(workflow, machine)
-    rules = [Individual(problem, start).span for start in rule_starts(problem)]
-    assert len(rules) == len(every_rule())
+    keys = latest_finish(problem)
+    starts = improved_starts(problem, keys, random.Random(0))
+    rules = [Individual(problem, next(starts)).span for _ in every_rule()]
     polled: list[float] = []
 
     def adopt(span: float) -> None:
@@ -354,7 +355,7 @@ def test_on_large_problems_the_first_children_are_the_rules_improved_passes() ->
             random.Random(0),
             stop=lambda: len(polled) > children,
             adopt=adopt,
-            rule_seeds_from=0,
+            large_from=0,
         )[1]
 
     assert run(len(rules)) <= min(rules) < run(0)
