@@ -15,7 +15,10 @@ once, and adopts better schedules found elsewhere, so that it and an exact
 search beside it share one incumbent. The deadline and the stop are also
 polled inside each child's passes (every :data:`~.sgs.CHECK_EVERY` tasks):
 a child unfinished then is given up, so that the run ends on time whatever
-the size (one child of 1,500 tasks takes a second or more).
+the size (one child of 1,500 tasks takes a second or more). From
+:data:`LARGE_FROM` tasks, where a run of a minute makes only dozens of
+children, the population is filled with improved passes instead of serially
+justified biased samples (:func:`improved_starts`).
 
 Measured on six hard PSPLIB j90 instances at 10 s, where CP-SAT with 2
 workers ends 7.2 % above the best known makespans (summed), this alone on one
