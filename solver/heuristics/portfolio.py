@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from peakopt.models import Machine, Schedule, Workflow
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
@@ -28,11 +28,13 @@ FAST = (("serial", "lst"), ("serial", "fifo"))
 THOROUGH_SAMPLES = 1000
 
 
-def single_pass(problem: Problem, scheme: str, keys: Keys) -> list[float]:
-    """One pass of ``scheme`` (``serial`` or ``parallel``) with priority ``keys``."""
+def single_pass(
+    problem: Problem, scheme: str, keys: Keys, halt: Callable[[], bool] | None = None
+) -> list[float]:
+    """One pass of ``scheme`` (``serial`` or ``parallel``) with priority ``keys`` (polling ``halt``)."""
     if scheme == "serial":
-        return serial_sgs(problem, priority_order(problem, keys))
-    return parallel_sgs(problem, keys)
+        return serial_sgs(problem, priority_order(problem, keys), halt)
+    return parallel_sgs(problem, keys, halt)
 
 
 class Best:

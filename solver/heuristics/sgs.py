@@ -2,19 +2,36 @@
 
 Both read a :class:`~peakopt.solver.heuristics.arrays.Problem` and return
 start times by task position. Priorities are keys, lower first; ties go to
-the earlier input position (Kolisch's lowest-activity-number rule).
+the earlier input position (Kolisch's lowest-activity-number rule). Given a
+``halt`` callable, a scheme polls it every :data:`CHECK_EVERY` tasks (decision
+times, for the parallel one) and raises :class:`Stopped` once it is true, so
+that a search with a deadline gives up a schedule in progress (a pass over
+1,000 tasks takes a tenth of a second).
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import insort
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from peakopt.models.workflow import topological_order
 from peakopt.oracle.base.instants import same_instant
 from peakopt.solver.heuristics.arrays import Problem
 from peakopt.solver.heuristics.timeline import Timeline
+
+#: Tasks (decision times) a scheme places between two polls of its ``halt``.
+CHECK_EVERY = 64
+
+
+class Stopped(Exception):
+    """A scheme's ``halt`` became true: the schedule it was building is unfinished."""
+
+
+def _poll(halt: Callable[[], bool] | None) -> None:
+    """Raise :class:`Stopped` if ``halt`` is given and true."""
+    if halt is not None and halt():
+        raise Stopped
 
 
 def priority_order(problem: Problem, keys: Sequence[float]) -> list[int]:
@@ -26,7 +43,7 @@ def priority_order(problem: Problem, keys: Sequence[float]) -> list[int]:
     return list(topological_order(problem.preds, keys))
 
 
-def serial_sgs(problem: Problem, order: Sequence[int]) -> list[float]:
+def serial_sgs(problem: Problem, order: Sequence[int], halt: Callable[[], bool] | None = None) -> list[float]:
     """Serial SGS: each task of ``order`` at its earliest feasible start.
 
     Parameters
@@ -35,6 +52,8 @@ def serial_sgs(problem: Problem, order: Sequence[int]) -> list[float]:
         The instance.
     order
         A precedence-feasible activity list (predecessors first).
+    halt
+        Polled before every :data:`CHECK_EVERY` tasks; true raises :class:`Stopped`.
 
     Returns
     -------
@@ -46,20 +65,24 @@ def serial_sgs(problem: Problem, order: Sequence[int]) -> list[float]:
     start = [0.0] * problem.size
     finish = [0.0] * problem.size
     place = Timeline(problem.capacity, problem.eps).place
-    for task in order:
-        ready = 0.0
-        for pred in preds[task]:
-            if finish[pred] > ready:
-                ready = finish[pred]
-        need = blocks[task]
-        if need:
-            ready = place(ready, need)
-        start[task] = ready
-        finish[task] = ready + length[task]
+    for first in range(0, len(order), CHECK_EVERY):
+        _poll(halt)
+        for task in order[first : first + CHECK_EVERY]:
+            ready = 0.0
+            for pred in preds[task]:
+                if finish[pred] > ready:
+                    ready = finish[pred]
+            need = blocks[task]
+            if need:
+                ready = place(ready, need)
+            start[task] = ready
+            finish[task] = ready + length[task]
     return start
 
 
-def parallel_sgs(problem: Problem, keys: Sequence[float]) -> list[float]:
+def parallel_sgs(
+    problem: Problem, keys: Sequence[float], halt: Callable[[], bool] | None = None
+) -> list[float]:
     """Parallel SGS: at each decision time, start the fitting eligible tasks by priority.
 
     Decision times are 0, finish times and the times when the free capacity
@@ -72,6 +95,8 @@ def parallel_sgs(problem: Problem, keys: Sequence[float]) -> list[float]:
         The instance.
     keys
         Priority per task, lower first.
+    halt
+        Polled every :data:`CHECK_EVERY` decision times; true raises :class:`Stopped`.
 
     Returns
     -------
@@ -88,7 +113,11 @@ def parallel_sgs(problem: Problem, keys: Sequence[float]) -> list[float]:
     conflict, book = timeline.conflict, timeline.book
     now = 0.0
     remaining = problem.size
+    steps = 0
     while remaining:
+        steps += 1
+        if not steps % CHECK_EVERY:
+            _poll(halt)
         while pending and _due(pending[0][0], now):
             _, key, task = heapq.heappop(pending)
             insort(eligible, (key, task))
