@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from paths import SHARED
+from paths import SHARED, select_names
 from pytest_benchmark.fixture import BenchmarkFixture
 from solver_baselines import Run, textbook
 from solver_helpers import assert_safe
@@ -61,28 +61,17 @@ def best_bounds() -> dict[str, Best]:
         }
 
 
-def _select(variable: str, names: list[str]) -> list[str]:
-    chosen = os.environ.get(variable, "all")
-    if chosen == "all":
-        return names
-    if chosen == "none":
-        return []
-    if chosen.startswith("every:"):
-        return names[:: int(chosen.removeprefix("every:"))]
-    return [n for n in chosen.split(",") if n in names]
-
-
 def _ordered(names: list[str]) -> list[str]:
     """PSPLIB's order: parameter set, then instance."""
     return sorted(names, key=lambda n: tuple(int(x) for x in n.removeprefix("j90").split("_")))
 
 
 def j90_names() -> list[str]:
-    return _select("PEAKOPT_J90", _ordered(list(best_bounds())))
+    return select_names("PEAKOPT_J90", _ordered(list(best_bounds())))
 
 
 def open_names() -> list[str]:
-    return _select("PEAKOPT_J90_OPEN", _ordered([n for n, b in best_bounds().items() if not b.closed]))
+    return select_names("PEAKOPT_J90_OPEN", _ordered([n for n, b in best_bounds().items() if not b.closed]))
 
 
 def instance(name: str) -> tuple[Workflow, Machine]:

@@ -43,8 +43,8 @@ from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.tables.intervals import Interval, mean_interval
 from peakopt.oracle.tables.montecarlo import run_scenarios
 from peakopt.oracle.uncertain.literature import (
-    DISTRIBUTIONS,
-    Distribution,
+    LITERATURE_DISTRIBUTIONS,
+    LiteratureDistribution,
     cpl_deviation,
     critical_paths,
     draw_literature,
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from peakopt.oracle.uncertain.scenarios import Scenarios
 
 #: The policies, in the table's order.
-POLICIES = ("order (optimum)", "pos (robust)", "admission", "GA list (RB)")
+PROTOCOL_POLICIES = ("order (optimum)", "pos (robust)", "admission", "GA list (RB)")
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Protocol:
     solve_limit: float = 10.0
     ga_seconds: float = 1.0
     seed: int = 0
-    distributions: tuple[Distribution, ...] = DISTRIBUTIONS
+    distributions: tuple[LiteratureDistribution, ...] = LITERATURE_DISTRIBUTIONS
 
     def __post_init__(self) -> None:
         if self.replications < 1 or not 0 <= self.optimum_replications <= self.replications:
@@ -105,7 +105,7 @@ class Protocol:
 
 
 @dataclass(frozen=True)
-class Cell:
+class ProtocolCell:
     """One policy on one instance under one distribution.
 
     Attributes
@@ -151,7 +151,7 @@ class InstanceResult:
     solved, proven
         Per distribution, scenarios solved for their own optimum and how many of those are proven.
     cells
-        (distribution, policy) -> :class:`Cell`.
+        (distribution, policy) -> :class:`ProtocolCell`.
     """
 
     name: str
@@ -159,22 +159,22 @@ class InstanceResult:
     optimum: tuple[float, bool]
     solved: dict[str, int] = field(default_factory=dict)
     proven: dict[str, int] = field(default_factory=dict)
-    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    cells: dict[tuple[str, str], ProtocolCell] = field(default_factory=dict)
 
 
-def simulations(
+def protocol_simulations(
     workflow: Workflow, machine: Machine, protocol: Protocol
 ) -> tuple[dict[str, Simulation], SolveResult]:
-    """Every policy of :data:`POLICIES` compiled on the nominal instance, and the nominal optimum.
+    """Every policy of :data:`PROTOCOL_POLICIES` compiled on the nominal instance, and the nominal optimum.
 
     Raises
     ------
     RuntimeError
         When a reference has no schedule, or the genetic algorithm's plan is not safe.
     """
-    options = {"time_limit": protocol.solve_limit, "workers": 1, "seed": protocol.seed}
-    optimum = solve(workflow, machine, **options)
-    robust = solve_robust(workflow, machine, **options)
+    limit, seed = protocol.solve_limit, protocol.seed
+    optimum = solve(workflow, machine, time_limit=limit, workers=1, seed=seed)
+    robust = solve_robust(workflow, machine, time_limit=limit, workers=1, seed=seed)
     for name, result in (("optimum", optimum), ("robust reference", robust)):
         if result.schedule is None or result.status not in ("optimal", "feasible"):
             raise RuntimeError(f"no {name} for {workflow.id!r}: {result.message or result.status}")
@@ -184,10 +184,12 @@ def simulations(
     if not (score.valid and score.safe):
         raise RuntimeError(f"the genetic algorithm's plan for {workflow.id!r} is not safe: {score.reasons}")
     return {
-        POLICIES[0]: Simulation(workflow, machine, "order", optimum.schedule),
-        POLICIES[1]: Simulation(workflow, machine, "pos", robust.schedule),
-        POLICIES[2]: Simulation(workflow, machine, factory=policy_factory("admission", seed=protocol.seed)),
-        POLICIES[3]: Simulation(workflow, machine, "order", listed, greedy=True),
+        PROTOCOL_POLICIES[0]: Simulation(workflow, machine, "order", optimum.schedule),
+        PROTOCOL_POLICIES[1]: Simulation(workflow, machine, "pos", robust.schedule),
+        PROTOCOL_POLICIES[2]: Simulation(
+            workflow, machine, factory=policy_factory("admission", seed=protocol.seed)
+        ),
+        PROTOCOL_POLICIES[3]: Simulation(workflow, machine, "order", listed, greedy=True),
     }, optimum
 
 
@@ -212,7 +214,7 @@ def run_instance(name: str, workflow: Workflow, machine: Machine, protocol: Prot
     """Every policy under every distribution on one instance (see the module docstring)."""
     import numpy as np
 
-    sims, optimum = simulations(workflow, machine, protocol)
+    sims, optimum = protocol_simulations(workflow, machine, protocol)
     nominal = [t.length for t in workflow.tasks]
     cpl = float(critical_paths(workflow, [nominal])[0])
     assert optimum.makespan is not None
@@ -230,7 +232,7 @@ def run_instance(name: str, workflow: Workflow, machine: Machine, protocol: Prot
             spans = runs.scores.makespan
             exact = [_exact_safe(workflow, machine, sim, scenarios, k, runs.starts[k]) for k in range(solved)]
             below = spans[:solved] < np.array(lows) * (1 - TOLERANCE) if solved else np.zeros(0, bool)
-            result.cells[distribution, policy] = Cell(
+            result.cells[distribution, policy] = ProtocolCell(
                 mean_makespan=float(spans.mean()),
                 deviation=cpl_deviation(spans, cpl),
                 bound_gap=float(relative_gaps(spans, bounds).mean()),
@@ -268,18 +270,18 @@ class ProtocolItem:
         return 3 * solves + 600.0
 
 
-def run_item(item: ProtocolItem) -> InstanceResult:
+def run_protocol_item(item: ProtocolItem) -> InstanceResult:
     """What a worker runs: :func:`run_instance` on the item."""
     return run_instance(item.name, item.workflow, item.machine, item.protocol)
 
 
-def cells_of(results: Sequence[InstanceResult], distribution: str, policy: str) -> list[Cell]:
+def cells_of(results: Sequence[InstanceResult], distribution: str, policy: str) -> list[ProtocolCell]:
     """The cells of one table row, an instance each."""
     return [r.cells[distribution, policy] for r in results if (distribution, policy) in r.cells]
 
 
 @dataclass(frozen=True)
-class Row:
+class ProtocolRow:
     """One row of the table: a policy under a distribution, means over instances with 95 % intervals.
 
     Attributes
@@ -289,7 +291,7 @@ class Row:
     instances
         Instances it averages over.
     figures
-        Field of :class:`Cell` (``deviation``, ``bound_gap``, ``gap_high``, ``gap_low``) ->
+        Field of :class:`ProtocolCell` (``deviation``, ``bound_gap``, ``gap_high``, ``gap_low``) ->
         (mean, its bootstrap interval over instances or None).
     unsafe, negative
         Totals over the row's runs (both must be 0).
@@ -304,29 +306,31 @@ class Row:
 
 
 #: The figures of a row, in the table's order.
-FIGURES = ("deviation", "bound_gap", "gap_high", "gap_low")
+PROTOCOL_FIGURES = ("deviation", "bound_gap", "gap_high", "gap_low")
 
 
-def table_rows(results: Sequence[InstanceResult], distributions: Sequence[str] = DISTRIBUTIONS) -> list[Row]:
+def table_rows(
+    results: Sequence[InstanceResult], distributions: Sequence[str] = LITERATURE_DISTRIBUTIONS
+) -> list[ProtocolRow]:
     """The table: every distribution × policy, each figure's mean over instances and its interval."""
     rows = []
     for distribution in distributions:
-        for policy in POLICIES:
+        for policy in PROTOCOL_POLICIES:
             cells = cells_of(results, distribution, policy)
             if not cells:
                 continue
             figures: dict[str, tuple[float | None, Interval | None]] = {}
-            for name in FIGURES:
+            for name in PROTOCOL_FIGURES:
                 values = [v for v in (getattr(c, name) for c in cells) if v is not None]
                 mean = sum(values) / len(values) if values else None
                 figures[name] = (mean, mean_interval(values))
             unsafe = sum(c.unsafe for c in cells)
             negative = sum(c.negative for c in cells)
-            rows.append(Row(distribution, policy, len(cells), figures, unsafe, negative))
+            rows.append(ProtocolRow(distribution, policy, len(cells), figures, unsafe, negative))
     return rows
 
 
-def percent(figure: tuple[float | None, Interval | None], digits: int = 2) -> str:
+def percent_cell(figure: tuple[float | None, Interval | None], digits: int = 2) -> str:
     """A mean and its interval as percentages: ``12.34 [11.90, 12.80]``."""
     mean, interval = figure
     if mean is None:
@@ -340,7 +344,7 @@ def percent(figure: tuple[float | None, Interval | None], digits: int = 2) -> st
     )
 
 
-def markdown(rows: Sequence[Row]) -> str:
+def protocol_markdown(rows: Sequence[ProtocolRow]) -> str:
     """The table as Markdown (figures in %, 95 % bootstrap intervals over instances)."""
     lines = [
         "| distribution | policy | deviation from CPL (%) | gap to the realised bound (%) "
@@ -348,6 +352,6 @@ def markdown(rows: Sequence[Row]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for row in rows:
-        cells = " | ".join(percent(row.figures[name]) for name in FIGURES)
+        cells = " | ".join(percent_cell(row.figures[name]) for name in PROTOCOL_FIGURES)
         lines.append(f"| {row.distribution} | {row.policy} | {cells} | {row.unsafe} |")
     return "\n".join(lines)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.models.extras import LazyModule
+from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.uncertain.dispatch import clamped_needs, constrained
 from peakopt.oracle.uncertain.scenarios import Scenarios, time_places, uniforms
 
@@ -55,16 +56,16 @@ else:
     # NumPy on first use: a command's --help imports this module's names, and must not pay for NumPy
     np = LazyModule("numpy", "the oracle")
 
-Distribution = Literal["U1", "U2", "Exp", "B1", "B2"]
+LiteratureDistribution = Literal["U1", "U2", "Exp", "B1", "B2"]
 #: The five distributions, in the papers' order.
-DISTRIBUTIONS: tuple[Distribution, ...] = get_args(Distribution)
+LITERATURE_DISTRIBUTIONS: tuple[LiteratureDistribution, ...] = get_args(LiteratureDistribution)
 
 
 class ProtocolError(PeakoptError, ValueError):
     """A distribution the protocol does not define, or a duration outside its domain."""
 
 
-def beta_shape(distribution: Distribution, duration: float) -> float:
+def beta_shape(distribution: LiteratureDistribution, duration: float) -> float:
     """α of B1 or B2 for a duration ``d`` (the second shape parameter is 2α; see the module docstring)."""
     variance = duration / 3 if distribution == "B1" else duration**2 / 3
     return (duration**2 / (2 * variance) - 1) / 3
@@ -78,8 +79,10 @@ def check_durations(workflow: Workflow, distribution: str) -> None:
     ProtocolError
         Naming the distribution, or the first task whose duration it cannot take.
     """
-    if distribution not in DISTRIBUTIONS:
-        raise ProtocolError(f"unknown distribution {distribution!r}; choose from {', '.join(DISTRIBUTIONS)}")
+    if distribution not in LITERATURE_DISTRIBUTIONS:
+        raise ProtocolError(
+            f"unknown distribution {distribution!r}; choose from {', '.join(LITERATURE_DISTRIBUTIONS)}"
+        )
     needs = {"U1": "at least 1", "B1": "above 2/3"}.get(distribution, "")
     for task in workflow.tasks:
         d = task.length
@@ -98,7 +101,7 @@ def _defined(distribution: str, duration: float) -> bool:
     return duration > 2 / 3 if distribution == "B1" else duration > 0
 
 
-def literature_values(distribution: Distribution, nominal: Floats, u: Floats) -> Floats:
+def literature_values(distribution: LiteratureDistribution, nominal: Floats, u: Floats) -> Floats:
     """Durations of ``distribution`` at uniforms ``u`` (``count × tasks``), by inverse transform.
 
     ``nominal`` holds each task's deterministic duration (its mean); zero stays zero.
@@ -121,7 +124,7 @@ def literature_values(distribution: Distribution, nominal: Floats, u: Floats) ->
 
 
 def draw_literature(
-    workflow: Workflow, count: int, distribution: Distribution, *, seed: int = 0
+    workflow: Workflow, count: int, distribution: LiteratureDistribution, *, seed: int = 0
 ) -> Scenarios:
     """``count`` scenarios of ``workflow`` under one of the literature's distributions (demands fixed).
 
@@ -132,7 +135,7 @@ def draw_literature(
     count
         Number of scenarios (>= 0).
     distribution
-        One of :data:`DISTRIBUTIONS`.
+        One of :data:`LITERATURE_DISTRIBUTIONS`.
     seed
         The user's seed (>= 0); the workflow's content is mixed in, as for ``draw``.
 
@@ -180,7 +183,8 @@ def energy_bounds(workflow: Workflow, machine: Machine, lengths: npt.ArrayLike) 
     hard = [k for k, r in enumerate(resources) if r not in machine.soft]
     if not hard:
         return np.zeros(len(spans))
-    return ((spans @ rates[:, hard]) / np.array([capacity[k] for k in hard])).max(axis=1)
+    work: Floats = (spans @ rates[:, hard]) / np.array([capacity[k] for k in hard])
+    return np.asarray(work.max(axis=1), dtype=float)
 
 
 def _need(needs: Sequence[tuple[int, float, float]], resource: int) -> float:
@@ -199,8 +203,13 @@ def cpl_deviation(makespans: Sequence[float] | Floats, cpl: float) -> float | No
 
 
 def relative_gaps(makespans: npt.ArrayLike, bounds: npt.ArrayLike) -> Floats:
-    """(makespan − bound) / bound per run; 0 where the bound is 0 (nothing to run, nothing to lose)."""
+    """(makespan − bound) / bound per run; 0 where the bound is 0 (nothing to run, nothing to lose).
+
+    A makespan that meets its bound up to the oracle's relative tolerance has the gap's exact
+    floor, 0 (never -7e-18 from float sums).
+    """
     span, best = np.asarray(makespans, dtype=float), np.asarray(bounds, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         gaps = np.where(best > 0, (span - best) / np.where(best > 0, best, 1.0), 0.0)
-    return np.asarray(gaps, dtype=float)
+    met = np.abs(span - best) <= 2 * TOLERANCE * np.fmax(np.abs(span), np.abs(best))
+    return np.asarray(np.where(met, 0.0, gaps), dtype=float)
