@@ -20,11 +20,13 @@ expected gap to each scenario's own optimum, the perfect-information bound, in t
 
 - over every replication, against a valid lower bound of the scenario's optimum (the larger of
   its critical path and its energy bound): an upper bound on the true gap (``bound_gap``);
-- over the first ``optimum_replications`` scenarios, against the scenario's optimum by
-  :func:`peakopt.solver.quick_optimum` (``optimum_limit`` seconds of CP-SAT at most): where it
-  is proven the gap is exact; where not, the gap against its lower bound is an upper estimate
-  (``gap_high``) and against its best schedule a lower one (``gap_low``): the true gap lies
-  between them.
+- over the first ``optimum_replications`` scenarios, against the scenario's optimum, bracketed
+  by :func:`peakopt.solver.quick_optimum` (``optimum_limit`` seconds of CP-SAT at most): below by
+  the largest of its bounds (the solver's, the critical path, the energy bound), above by the
+  shortest safe schedule known for the scenario (the solver's best, and every policy's own run
+  on it). Where the two meet the optimum is proven and the gap exact; elsewhere the gap against
+  the lower side is an upper estimate (``gap_high``) and against the upper side a lower one
+  (``gap_low``, never negative): the true gap lies between them.
 
 Every realised schedule is scored by the vectorised oracle (:class:`RealisedScorer`) and those of
 the solved scenarios by the exact one (:func:`peakopt.oracle.evaluate`); a cell counts its unsafe
@@ -41,7 +43,7 @@ from peakopt.models import Machine, Schedule, Workflow
 from peakopt.oracle import evaluate
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.tables.intervals import Interval, mean_interval
-from peakopt.oracle.tables.montecarlo import run_scenarios
+from peakopt.oracle.tables.montecarlo import Runs, run_scenarios
 from peakopt.oracle.uncertain.literature import (
     LITERATURE_DISTRIBUTIONS,
     LiteratureDistribution,
@@ -57,9 +59,8 @@ from peakopt.solver import quick_optimum, solve, solve_robust
 from peakopt.solver.heuristics import genetic_schedule, policy_factory
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from peakopt.models import SolveResult
+    from peakopt.oracle.base.arrays import Floats
     from peakopt.oracle.uncertain.scenarios import Scenarios
 
 #: The policies, in the table's order.
@@ -195,9 +196,9 @@ def protocol_simulations(
 
 def scenario_optima(
     machine: Machine, scenarios: Scenarios, count: int, protocol: Protocol
-) -> tuple[list[float], list[float], int]:
-    """The first ``count`` scenarios' optima: lower bounds, best makespans, how many proven."""
-    lows, highs, proven = [], [], 0
+) -> tuple[list[float], list[float]]:
+    """The first ``count`` scenarios' optima by ``quick_optimum``: lower bounds, best makespans."""
+    lows, highs = [], []
     for k in range(count):
         found = quick_optimum(
             scenarios.workflow(k), machine, time_limit=protocol.optimum_limit, seed=protocol.seed
@@ -206,17 +207,20 @@ def scenario_optima(
             raise RuntimeError(f"scenario {k}: no optimum ({found.message or found.status})")
         lows.append(found.lower_bound)
         highs.append(found.makespan)
-        proven += found.status == "optimal"
-    return lows, highs, proven
+    return lows, highs
 
 
 def run_instance(name: str, workflow: Workflow, machine: Machine, protocol: Protocol) -> InstanceResult:
-    """Every policy under every distribution on one instance (see the module docstring)."""
+    """Every policy under every distribution on one instance (see the module docstring).
+
+    A scenario's optimum is bracketed by the largest of its bounds (the solver's, its critical
+    path, its energy bound) and the shortest of its safe schedules (the solver's best and every
+    policy's run on it: each is a schedule of that scenario); it is proven where they meet.
+    """
     import numpy as np
 
     sims, optimum = protocol_simulations(workflow, machine, protocol)
-    nominal = [t.length for t in workflow.tasks]
-    cpl = float(critical_paths(workflow, [nominal])[0])
+    cpl = float(critical_paths(workflow, [[t.length for t in workflow.tasks]])[0])
     assert optimum.makespan is not None
     result = InstanceResult(name, cpl, (optimum.makespan, optimum.status == "optimal"))
     scorer = RealisedScorer(workflow, machine)
@@ -225,28 +229,50 @@ def run_instance(name: str, workflow: Workflow, machine: Machine, protocol: Prot
         scenarios = draw_literature(workflow, protocol.replications, distribution, seed=protocol.seed)
         lengths = np.array(scenarios.lengths)
         bounds = np.maximum(critical_paths(workflow, lengths), energy_bounds(workflow, machine, lengths))
-        lows, highs, proven = scenario_optima(machine, scenarios, solved, protocol)
-        result.solved[distribution], result.proven[distribution] = solved, proven
+        runs = {
+            policy: run_scenarios(workflow, machine, sim, scenarios, scorer) for policy, sim in sims.items()
+        }
+        found = scenario_optima(machine, scenarios, solved, protocol)
+        lows = np.maximum(np.array(found[0]), bounds[:solved])
+        shortest = [np.where(r.scores.safe, r.scores.makespan, np.inf)[:solved] for r in runs.values()]
+        highs = np.minimum.reduce([np.array(found[1]), *shortest])
+        closed = relative_gaps(highs, lows) == 0
+        lows = np.where(closed, highs, lows)  # proven: one value, the shortest schedule's
+        result.solved[distribution], result.proven[distribution] = solved, int(closed.sum())
         for policy, sim in sims.items():
-            runs = run_scenarios(workflow, machine, sim, scenarios, scorer)
-            spans = runs.scores.makespan
-            exact = [_exact_safe(workflow, machine, sim, scenarios, k, runs.starts[k]) for k in range(solved)]
-            below = spans[:solved] < np.array(lows) * (1 - TOLERANCE) if solved else np.zeros(0, bool)
-            result.cells[distribution, policy] = ProtocolCell(
-                mean_makespan=float(spans.mean()),
-                deviation=cpl_deviation(spans, cpl),
-                bound_gap=float(relative_gaps(spans, bounds).mean()),
-                gap_high=float(relative_gaps(spans[:solved], lows).mean()) if solved else None,
-                gap_low=float(relative_gaps(spans[:solved], highs).mean()) if solved else None,
-                unsafe=int((~runs.scores.safe).sum()) + exact.count(False),
-                negative=int((spans < bounds * (1 - TOLERANCE)).sum() + below.sum()),
-            )
+            cell = _cell(machine, sim, scenarios, runs[policy], cpl, bounds, (lows, highs))
+            result.cells[distribution, policy] = cell
     return result
 
 
-def _exact_safe(
-    workflow: Workflow, machine: Machine, sim: Simulation, scenarios: Scenarios, k: int, starts: np.ndarray
-) -> bool:
+def _cell(
+    machine: Machine,
+    sim: Simulation,
+    scenarios: Scenarios,
+    runs: Runs,
+    cpl: float,
+    bounds: Floats,
+    optima: tuple[Floats, Floats],
+) -> ProtocolCell:
+    """One policy's figures on one distribution's scenarios (the first ``len(optima[0])`` solved)."""
+    lows, highs = optima
+    solved = len(lows)
+    spans = runs.scores.makespan
+    exact = [_exact_safe(machine, sim, scenarios, k, runs.starts[k]) for k in range(solved)]
+    below = spans[:solved] < lows * (1 - TOLERANCE)
+    return ProtocolCell(
+        mean_makespan=float(spans.mean()),
+        deviation=cpl_deviation(spans, cpl),
+        bound_gap=float(relative_gaps(spans, bounds).mean()),
+        gap_high=float(relative_gaps(spans[:solved], lows).mean()) if solved else None,
+        gap_low=float(relative_gaps(spans[:solved], highs).mean()) if solved else None,
+        unsafe=int((~runs.scores.safe).sum()) + exact.count(False),
+        negative=int((spans < bounds * (1 - TOLERANCE)).sum() + below.sum()),
+    )
+
+
+def _exact_safe(machine: Machine, sim: Simulation, scenarios: Scenarios, k: int, starts: Floats) -> bool:
+    """The exact oracle's verdict on the run of scenario ``k`` (on its realised workflow)."""
     schedule: Schedule = sim.schedule([float(s) for s in starts])
     score = evaluate(scenarios.workflow(k), machine, schedule)
     return score.valid and score.safe

@@ -23,7 +23,7 @@ from peakopt.oracle.uncertain.literature import LITERATURE_DISTRIBUTIONS
 QUICK = Protocol(replications=20, optimum_replications=2, optimum_limit=0.5, solve_limit=5.0, ga_seconds=0.05)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(workflows(integer=True, piecewise=False, max_tasks=6), machines(integer=True))
 def test_the_perfect_information_gap_is_never_negative(workflow: Workflow, machine: Machine) -> None:
     """Every run of every policy is safe and no shorter than its scenario's optimum or its bound."""
