@@ -19,7 +19,8 @@ Select with environment variables:
 - ``PEAKOPT_STOCH_J120`` — j120 instances too (``none``, the default, or ``every:K``...), at
   ``PEAKOPT_STOCH_J120_REPLICATIONS`` scenarios (default 100);
 - ``PEAKOPT_STOCH_JOBS`` — local processes (default 2); ``PEAKOPT_STOCH_TABLE`` — where the
-  Markdown table is written (default ``stochastic-table.md`` in the working directory).
+  Markdown table is written (default ``.benchmarks/stochastic-table.md``, beside pytest-benchmark's
+  own records).
 
 Run with ``python -m pytest benchmarks/test_stochastic_protocol.py -s``: about 6 minutes on the
 2-core machine for the default selection.
@@ -117,7 +118,8 @@ def test_stochastic_protocol(benchmark: BenchmarkFixture, family: str) -> None:
     results, errors, seconds = benchmark.pedantic(run_all, args=(work,), rounds=1, iterations=1)
     text = report(family, results, seconds)
     print("\n" + text)
-    target = Path(os.environ.get("PEAKOPT_STOCH_TABLE", "stochastic-table.md"))
+    target = Path(os.environ.get("PEAKOPT_STOCH_TABLE", ".benchmarks/stochastic-table.md"))
+    target.parent.mkdir(parents=True, exist_ok=True)
     if family != "j30":
         target = target.with_name(f"{target.stem}-{family}{target.suffix}")
     target.write_text(text + "\n", encoding="utf-8")
