@@ -22,8 +22,8 @@ Select with environment variables:
   Markdown table is written (default ``.benchmarks/stochastic-table.md``, beside pytest-benchmark's
   own records).
 
-Run with ``python -m pytest benchmarks/test_stochastic_protocol.py -s``: about 6 minutes on the
-2-core machine for the default selection.
+Run with ``python -m pytest benchmarks/test_stochastic_protocol.py -s``: 235 s on the shared 2-core
+machine (load about 2) for the default selection; the figures are in ``docs/stochastic.md``.
 """
 
 from __future__ import annotations
