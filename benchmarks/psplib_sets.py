@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from paths import SHARED
+from paths import SHARED, select_names
 from pytest_benchmark.fixture import BenchmarkFixture
 from solver_baselines import Run, textbook
 from solver_helpers import assert_safe
@@ -83,17 +83,11 @@ class PsplibSet:
         """The instances ``variable`` selects (``closed``: only closed / only open ones)."""
         names = self.ordered(n for n, b in self.best().items() if closed is None or b.closed is closed)
         chosen = os.environ.get(variable, default)
-        if chosen == "all":
-            return names
-        if chosen == "none":
-            return []
         if chosen in ("tune", "report"):
             return [n for n in names if self.half(n) == chosen]
-        if chosen.startswith("every:"):
-            return names[:: int(chosen.removeprefix("every:"))]
         if chosen.startswith("sample:"):
             return self.sample(names, int(chosen.removeprefix("sample:")))
-        return [n for n in chosen.split(",") if n in names]
+        return select_names(variable, names, default)
 
     def sample(self, names: list[str], per_parameter: int) -> list[str]:
         """``per_parameter`` instances of every parameter set, alternately from each half, lowest first."""

@@ -38,3 +38,15 @@ def patterson_optima() -> dict[str, int]:
     """Instance name (``pat1``) -> optimal makespan, from optimum.csv."""
     rows = (PATTERSON / "optimum.csv").read_text().splitlines()[1:]
     return {name.removesuffix(".rcp"): int(value) for name, value in (r.split(",") for r in rows if r)}
+
+
+def select_names(variable: str, names: list[str], default: str = "all") -> list[str]:
+    """The names a benchmark's environment variable selects: ``all``, ``none``, ``every:K`` or a list."""
+    chosen = os.environ.get(variable, default)
+    if chosen == "all":
+        return names
+    if chosen == "none":
+        return []
+    if chosen.startswith("every:"):
+        return names[:: int(chosen.removeprefix("every:"))]
+    return [n for n in chosen.split(",") if n in names]

@@ -1,5 +1,6 @@
 """Heuristic schedulers, runtime admission policies and plug-ins (see :mod:`.methods` for names)."""
 
+from peakopt.solver.heuristics.activity_list import genetic_schedule
 from peakopt.solver.heuristics.arrays import Problem, compile_problem
 from peakopt.solver.heuristics.errors import MachineNeeded, MethodError, PluginError
 from peakopt.solver.heuristics.identity import package_code
@@ -22,6 +23,7 @@ __all__ = [
     "Problem",
     "best_schedule",
     "compile_problem",
+    "genetic_schedule",
     "load_plugin",
     "method_names",
     "online_policy",
