@@ -140,6 +140,7 @@ def dispatch(
     running: dict[int, float] = {}
     free = list(capacity)
     start = [0.0] * len(length)
+    ready = [0.0] * len(length)  # the latest end of each step's predecessors
     now = 0.0
     while queue or heap:
         chosen = list(decide(now, queue, running, free)) if queue else []
@@ -149,18 +150,21 @@ def dispatch(
             for task in chosen:
                 for k, amount, _ in needs[task]:
                     free[k] -= amount
-                start[task] = running[task] = now
-                heapq.heappush(heap, (now + length[task], task))
+                # completions within the tolerance are one instant, but a step never starts
+                # a hair before its last predecessor ends
+                start[task] = running[task] = max(now, ready[task])
+                heapq.heappush(heap, (start[task] + length[task], task))
         elif not heap:
             raise SimulationError(_stalled(name, now, [ids[j] if ids else str(j) for j in queue]))
         now = heap[0][0]
         released: list[int] = []
         while heap and (heap[0][0] <= now or same_instant(heap[0][0], now)):
-            task = heapq.heappop(heap)[1]
+            finished, task = heapq.heappop(heap)
             del running[task]
             for k, amount, _ in needs[task]:
                 free[k] += amount
             for succ in succs[task]:
+                ready[succ] = max(ready[succ], finished)
                 left[succ] -= 1
                 if not left[succ]:
                     released.append(succ)

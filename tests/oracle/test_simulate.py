@@ -14,7 +14,7 @@ from peakopt.instances import load
 from peakopt.models import Edge, Machine, Schedule, Task, Workflow
 from peakopt.oracle.answers.parse import Parsed
 from peakopt.oracle.answers.replay import replay
-from peakopt.oracle.uncertain.dispatch import SimulationError
+from peakopt.oracle.uncertain.dispatch import SimulationError, dispatch
 from peakopt.oracle.uncertain.flows import pos_safe, resource_flow_edges
 from peakopt.oracle.uncertain.names import EXECUTIONS, Execution
 from peakopt.oracle.uncertain.scenarios import Noise, draw
@@ -343,3 +343,13 @@ def test_order_of_a_plan_that_breaks_a_dependency_runs_the_predecessor_first() -
     plan = _plan(workflow, {"a": 1.0, "b": 0.0})
     for greedy in (False, True):
         assert execute(workflow, MACHINE, "order", plan, greedy=greedy).starts == {"a": 0.0, "b": 1.0}
+
+
+def test_no_step_starts_before_a_predecessor_ends_when_completions_nearly_coincide() -> None:
+    # found by hypothesis: t1 ends at 8.0 and t4 at 7.999999999999999, one instant within the
+    # tolerance; the successors of t1 started at the earlier time, a hair before t1 ended
+    lengths = [8.0, 7.999999999999999, 0.0]
+    starts = dispatch(
+        lengths, [[], [], [0]], [[2], [], []], [(), (), ()], [1.0], lambda _now, ready, _r, _f: ready
+    )
+    assert starts[2] >= starts[0] + lengths[0]
