@@ -30,6 +30,7 @@ INTERNAL = {
     "peakopt.evals.arguments.TaskError": "Inspect's PrerequisiteError: `inspect eval` shows it, not peakopt",
     "peakopt.runtime.adapters.langgraph.ToolCallError": "raised into the user's LangGraph graph",
     "peakopt.cli.group.Interrupted": "a KeyboardInterrupt: the group prints one Interrupted line",
+    "peakopt.solver.heuristics.sgs.Stopped": "a halted pass in the genetic algorithm, which drops that child",
 }
 
 #: Click's usage errors (exit 2).
