@@ -131,7 +131,7 @@ def test_the_built_site_is_browsable_from_the_file_system(site: Path) -> None:
             if not url or url.startswith(("http:", "https:", "mailto:", "//")):
                 continue
             target = (page.parent / url).resolve()
-            if not target.is_file() or target.suffix not in (".html", ".png", ".json"):
+            if not target.is_file() or target.suffix not in (".html", ".png", ".json", ".jsonl"):
                 broken.append(f"{page.relative_to(site)}: {url}")
     assert not broken, sorted(set(broken))[:20]
 
