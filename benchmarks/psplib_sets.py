@@ -27,12 +27,10 @@ from pathlib import Path
 
 from paths import SHARED, select_names
 from pytest_benchmark.fixture import BenchmarkFixture
-from solver_baselines import Run, textbook
-from solver_helpers import assert_safe
+from solver_baselines import Run, peakopt, textbook
 
 from peakopt.instances import load
 from peakopt.models import Machine, Workflow
-from peakopt.solver import solve
 
 SOLVERS = ("peakopt", "textbook")
 WORKERS = 2
@@ -118,12 +116,6 @@ def _best_bounds(folder: Path) -> dict[str, Best]:
             r["instance"].removesuffix(".sm"): Best(int(r["best_lb"]), int(r["best_ub"]))
             for r in csv.DictReader(rows)
         }
-
-
-def peakopt(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:
-    result = solve(workflow, machine, time_limit=time_limit, workers=workers)
-    assert_safe(result, workflow, machine)
-    return Run(result.status, result.makespan, result.lower_bound, result.seconds)
 
 
 BASELINES: dict[str, Callable[[Workflow, Machine, float, int], Run]] = {

@@ -1,5 +1,6 @@
 """Baselines the reference solver is measured against, in the same session, and benchmark instances.
 
+- ``peakopt``: the reference solver itself, its every schedule oracle-checked.
 - ``textbook``: the plain CP-SAT model (interval + cumulative + precedence + makespan).
 - ``pyjobshop``: PyJobShop's CP-SAT backend (the ``bench`` extra).
 - agent-sized workflows (2–15 tool calls, 0.01 s data) and a large generated workflow.
@@ -14,9 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 from paths import J30, j30_optima
+from solver_helpers import assert_safe
 
 from peakopt.instances import load
 from peakopt.models import Machine, Task, Workflow
+from peakopt.solver import solve
 
 #: The j30 instances the textbook model finds hardest (measured: over 1 s, or unproven in 20 s).
 J30_HARD = [
@@ -60,6 +63,13 @@ def j30_names() -> list[str]:
 def j30_instance(name: str) -> tuple[Workflow, Machine]:
     suite = load(J30 / f"{name}.sm")
     return suite.workflows[0], suite.machines[0]
+
+
+def peakopt(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:
+    """peakopt's ``solve``, its schedule checked by the oracle before the run is counted."""
+    result = solve(workflow, machine, time_limit=time_limit, workers=workers)
+    assert_safe(result, workflow, machine)
+    return Run(result.status, result.makespan, result.lower_bound, result.seconds)
 
 
 def textbook(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:

@@ -18,21 +18,13 @@ from pathlib import Path
 import pytest
 from paths import j30_optima
 from pytest_benchmark.fixture import BenchmarkFixture
-from solver_baselines import Run, j30_instance, j30_names, pyjobshop, textbook
-from solver_helpers import assert_safe
+from solver_baselines import Run, j30_instance, j30_names, peakopt, pyjobshop, textbook
 
 from peakopt.models import Machine, Workflow
-from peakopt.solver import solve
 
 LIMIT, WORKERS = 60.0, 2
 SOLVERS = ("peakopt", "textbook", "pyjobshop")
 RUNS: dict[str, dict[str, Run]] = defaultdict(dict)
-
-
-def peakopt(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:
-    result = solve(workflow, machine, time_limit=time_limit, workers=workers)
-    assert_safe(result, workflow, machine)
-    return Run(result.status, result.makespan, result.lower_bound, result.seconds)
 
 
 BASELINES: dict[str, Callable[[Workflow, Machine, float, int], Run]] = {
