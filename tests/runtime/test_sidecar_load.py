@@ -230,6 +230,8 @@ def test_hundreds_of_clients_some_killed_never_overflow_and_lose_nothing(tmp_pat
             if process.poll() is None:
                 process.kill()
                 process.wait()
+            if process.stdout is not None:
+                process.stdout.close()  # the pipe that said the lease's id
         code, err = server.stop()
     assert code == 143, err
     assert not status["running"] and not status["waiting"], status
