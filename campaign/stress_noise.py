@@ -1,7 +1,7 @@
 """Stress campaigns under noise: every method judged on the same sampled scenarios (``stress --noise``).
 
 A row is then a Monte Carlo estimate over ``samples`` scenarios of its workflow
-(:func:`peakopt.oracle.uncertain.scenarios.draw`: common random numbers, so every method, policy and
+(:meth:`peakopt.campaign.noise_run.NoiseRun.draw`: common random numbers, so every method, policy and
 machine is judged on the same realisations, and a rerun on the same ones):
 
 - a method runs through its online form (:func:`peakopt.solver.heuristics.online.policy_factory`:
@@ -44,7 +44,6 @@ from peakopt.campaign.stress import (
 from peakopt.models import SolveResult
 from peakopt.oracle.tables.montecarlo import monte_carlo
 from peakopt.oracle.uncertain.flows import resource_flow_edges
-from peakopt.oracle.uncertain.scenarios import draw
 from peakopt.oracle.uncertain.simulate import Simulation
 from peakopt.oracle.vector.realised import RealisedScorer
 from peakopt.solver import solve_robust
@@ -71,7 +70,7 @@ def attach_bounds(
     # imported here (the exact solver behind it): `stress --help` must not pay for OR-Tools
     from peakopt.campaign.hindsight import StoreBounds, perfect_information, scenario_jobs
 
-    drawn = [draw(item.workflow, noise.samples, seed=seed, noise=noise.noise) for item in items]
+    drawn = [noise.draw(item.workflow, seed) for item in items]
     jobs = [scenario_jobs(item.workflow, item.machine, s) for item, s in zip(items, drawn, strict=True)]
     found = perfect_information(
         (job for group in jobs for job in group),

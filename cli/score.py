@@ -289,7 +289,7 @@ def score(
     summaries = aggregate(rows, with_settings(rows, by), intervals=True)  # settings never merged
     tables = [score_table(summaries, gaps=bool(references) or bool(runs.records), shown=writing.shown)]
     if sample.samples:
-        tables.append(monte_carlo_table(summaries, _title(sampling)))
+        tables.append(monte_carlo_table(summaries, _title(sampling), writing.shown))
     show_tables(writing.table_format, tables)
     _count(rows, writing.output)
 

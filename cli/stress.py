@@ -157,10 +157,11 @@ def stress(
     `peakopt report` prints and the failed runs' reasons; exits 1 when every
     row failed or a --fail-on threshold is crossed.
 
-    Under noise (--noise, --noise-demand) every method is judged on --samples
-    seeded scenarios of each workflow, the same for every method: through its
-    online form, or its plan executed by --execute; the robust reference (and,
-    with --execute, the optimum) are rows too. Rows then hold the Monte Carlo
+    Under noise (--noise, --noise-demand, or --distribution: the stochastic
+    RCPSP literature's protocol) every method is judged on --samples seeded
+    scenarios of each workflow, the same for every method: through its online
+    form, or its plan executed by --execute; the robust reference (and, with
+    --execute, the optimum) are rows too. Rows then hold the Monte Carlo
     figures, with the gap to each scenario's own optimum.
 
     A machine's soft resources (cpu in the bundled machines) make a schedule
@@ -180,7 +181,7 @@ def stress(
         raise click.UsageError("--search needs exactly one --method")
     run = noise.run()
     if run is not None and cases.search:
-        raise click.UsageError("--search judges schedules at nominal durations: not with --noise")
+        raise click.UsageError("--search judges schedules at nominal durations: not under noise")
     rows_of = methods if run is None else (*methods, *noisy_rows(run))
     unknown = [m for m in campaign.redo if m not in rows_of]
     if unknown:
@@ -203,6 +204,9 @@ def stress(
         Pair(w, tuple(m.as_hard() if soft_as_hard else m for m in ms))
         for w, ms in targets(paths, solving.machines, read.as_dict())
     ]
+    for pair in pairs:
+        if run is not None:  # a duration the noise cannot take: refused before the store is made
+            run.check(pair.workflow)
     used = [(p.workflow, m) for p in pairs for m in p.machines]
     refs = ReferenceFile(reference, used) if reference else None
     # a campaign's rows have the fields of every score row and no labels but the noise settings':

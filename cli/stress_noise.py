@@ -13,7 +13,7 @@ from peakopt.cli.cluster import progress_bar
 from peakopt.cli.messages import plural
 from peakopt.cli.options import grouped
 from peakopt.cli.sampling import BOUND_LIMIT, NOISE, bound_limit_option
-from peakopt.oracle.uncertain.names import EXECUTIONS
+from peakopt.oracle.uncertain.names import EXECUTIONS, LITERATURE_DISTRIBUTIONS
 
 # The campaign and the oracle's models are imported by the functions that use them, so that
 # `stress --help` (which declares these options) imports no pydantic.
@@ -32,7 +32,7 @@ STRESS_SAMPLES = 100
 
 
 def noise_options(command: F) -> F:
-    """``--noise``, ``--noise-demand``, ``--samples``, ``--execute`` and ``--bound-limit``."""
+    """The noise options (``--noise``, ``--distribution``, ``--samples``, ``--execute``, …)."""
     options = [
         click.option(
             "--noise",
@@ -49,12 +49,20 @@ def noise_options(command: F) -> F:
             "(instead of the tasks' own varies).",
         ),
         click.option(
+            "--distribution",
+            type=click.Choice(LITERATURE_DISTRIBUTIONS),
+            help="Judge every method under noise: every duration drawn from one of the stochastic "
+            "RCPSP literature's five distributions, its nominal duration as mean, demands nominal "
+            "(U1 needs durations of 0 or at least 1, B1 above 2/3, in the file's time unit); "
+            "not with --noise or --noise-demand.",
+        ),
+        click.option(
             "--samples",
             type=COUNT,
             metavar="N",
             help="Judge every method on N seeded scenarios per workflow, the same for every method "
             "(alone: drawn from the tasks' own varies) "
-            f"[default with --noise or --noise-demand: {STRESS_SAMPLES}].",
+            f"[default with --noise, --noise-demand or --distribution: {STRESS_SAMPLES}].",
         ),
         click.option(
             "--execute",
@@ -75,31 +83,41 @@ def noise_run(
     samples: int | None,
     execute: str | None,
     bound_limit: float | None,
+    distribution: str | None = None,
 ) -> NoiseRun | None:
-    """The settings of a campaign under noise; None without ``--samples``, ``--noise`` or ``--noise-demand``.
+    """The settings of a campaign under noise; None without any of the noise options.
 
     ``--samples`` alone draws from the tasks' own ``varies`` (as ``peakopt score --samples``);
-    ``--noise``/``--noise-demand`` apply PeakBench's uniform protocol instead, to every task.
+    ``--noise``/``--noise-demand`` apply PeakBench's uniform protocol instead, to every task, and
+    ``--distribution`` one of the literature's.
 
     Raises
     ------
     click.UsageError
-        When an option that needs sampling is given without it.
+        When an option that needs sampling is given without it, or two protocols are given.
     """
     from peakopt.campaign.noise_run import NoiseRun
     from peakopt.oracle.uncertain.scenarios import Noise
 
-    if noise is None and demand is None and samples is None:
+    if noise is None and demand is None and samples is None and distribution is None:
         given = [name for name, value in (("--execute", execute), ("--bound-limit", bound_limit)) if value]
         if given:
-            raise click.UsageError(f"{', '.join(given)} needs --samples, --noise or --noise-demand")
+            raise click.UsageError(
+                f"{', '.join(given)} needs --samples, --noise, --noise-demand or --distribution"
+            )
         return None
+    if distribution is not None and (noise is not None or demand is not None):
+        raise click.UsageError(
+            "--distribution draws durations by another protocol: not with --noise or --noise-demand"
+        )
     assert execute is None or execute in EXECUTIONS
+    assert distribution is None or distribution in LITERATURE_DISTRIBUTIONS
     return NoiseRun(
         None if noise is None and demand is None else Noise(noise or 0.0, demand or 0.0),
         samples or STRESS_SAMPLES,
         execute,
         BOUND_LIMIT if bound_limit is None else bound_limit,
+        distribution,
     )
 
 
@@ -109,13 +127,16 @@ class NoiseOptions:
 
     noise: float | None
     noise_demand: float | None
+    distribution: str | None
     samples: int | None
     execute: str | None
     bound_limit: float | None
 
     def run(self) -> NoiseRun | None:
         """:func:`noise_run` of these values (a usage error when one needs sampling without it)."""
-        return noise_run(self.noise, self.noise_demand, self.samples, self.execute, self.bound_limit)
+        return noise_run(
+            self.noise, self.noise_demand, self.samples, self.execute, self.bound_limit, self.distribution
+        )
 
 
 #: :func:`noise_options`, reaching the command as ``noise``, one :class:`NoiseOptions`.

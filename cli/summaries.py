@@ -166,7 +166,7 @@ def show_summaries(
         click.echo(board_json(ranked), nl=False)
     reasons = errors_table(rows)
     # rows scored under sampled scenarios (score --samples) also get their Monte Carlo figures
-    sampled = [monte_carlo_table(found, "Monte Carlo")] if any(s.monte_carlo for s in found) else []
+    sampled = [monte_carlo_table(found, "Monte Carlo", shown)] if any(s.monte_carlo for s in found) else []
     summary = report_table(found, title, shown)
     show_tables(
         table_format,

@@ -96,7 +96,9 @@ def shown_group(valid: Callable[[], Sequence[str]]) -> Callable[[F], F]:
         return names
 
     wide = click.option(
-        "--wide", is_flag=True, help="Show every column of the summary table, not only the headline ones."
+        "--wide",
+        is_flag=True,
+        help="Show every column of the summary and Monte Carlo tables, not only the headline ones.",
     )
     columns = click.option(
         "--columns",
@@ -130,14 +132,18 @@ def score_table(
     return table
 
 
-def monte_carlo_table(summaries: Sequence[ScoreSummary], title: str) -> Table:
-    """Per-group Monte Carlo figures (``score --samples``); gap columns with the perfect-information bound."""
+def monte_carlo_table(summaries: Sequence[ScoreSummary], title: str, shown: Shown = HEADLINE_SHOWN) -> Table:
+    """Per-group Monte Carlo figures (``score --samples``); gap columns with the perfect-information bound.
+
+    Its headline (:data:`~peakopt.plots.columns.MONTE_CARLO_HEADLINE`) unless ``shown`` is wide:
+    ``--columns`` names the summary table's columns, not these.
+    """
     from rich.table import Table
 
     bounded = any(s.monte_carlo is not None and s.monte_carlo.efficiency is not None for s in summaries)
     table = Table(title=title, title_justify="left")
     table.add_column("group")
-    columns = monte_carlo_columns(bounded)
+    columns = monte_carlo_columns(bounded, wide=shown.wide)
     for header, _ in columns:
         table.add_column(header, justify="right")
     for s in summaries:

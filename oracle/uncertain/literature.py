@@ -37,12 +37,16 @@ length at the deterministic durations (:func:`cpl_deviation`), a bound no policy
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING
 
 from peakopt.models import Machine, PeakoptError, Workflow
 from peakopt.models.extras import LazyModule
 from peakopt.oracle.base.exact import TOLERANCE
 from peakopt.oracle.uncertain.dispatch import clamped_needs, constrained
+
+# re-exported: the protocol's names live with the command line's constants (``--distribution``)
+from peakopt.oracle.uncertain.names import LITERATURE_DISTRIBUTIONS as LITERATURE_DISTRIBUTIONS
+from peakopt.oracle.uncertain.names import LiteratureDistribution as LiteratureDistribution
 from peakopt.oracle.uncertain.scenarios import Scenarios, time_places, uniforms
 
 if TYPE_CHECKING:
@@ -55,10 +59,6 @@ if TYPE_CHECKING:
 else:
     # NumPy on first use: a command's --help imports this module's names, and must not pay for NumPy
     np = LazyModule("numpy", "the oracle")
-
-LiteratureDistribution = Literal["U1", "U2", "Exp", "B1", "B2"]
-#: The five distributions, in the papers' order.
-LITERATURE_DISTRIBUTIONS: tuple[LiteratureDistribution, ...] = get_args(LiteratureDistribution)
 
 
 class ProtocolError(PeakoptError, ValueError):

@@ -30,7 +30,7 @@ from rich.table import Table
 from peakopt.cli.main import cli
 from peakopt.cli.messages import PIPED_WIDTH
 from peakopt.cli.widths import fit, widths
-from peakopt.plots.columns import HEADLINE, column_key, headline, summary_columns
+from peakopt.plots.columns import HEADLINE, MONTE_CARLO_HEADLINE, column_key, headline, summary_columns
 
 #: Every summary column of ``score`` with references, and of ``report``: 17 with the group's.
 SCORE_WIDE = 17
@@ -285,3 +285,29 @@ def test_the_latex_compiles(odd_names: str, tmp_path: Path, extra: list[str]) ->
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert (tmp_path / "t.pdf").stat().st_size > 0
+
+
+def _markdown_headers(out: str) -> list[list[str]]:
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in out.splitlines()
+        if line.startswith("| g")
+    ]
+
+
+def test_the_monte_carlo_table_has_a_headline_and_wide_shows_the_rest(scored: dict[str, str]) -> None:
+    args = [*score_args(scored), "--samples", "20", "--table-format", "md", "-q"]
+    code, out, err = run(*args)
+    assert code == 0, err
+    summary, sampled = _markdown_headers(out)
+    assert sampled == ["group", *MONTE_CARLO_HEADLINE]
+    code, out, err = run(*args, "--wide")
+    assert code == 0, err
+    summary, sampled = _markdown_headers(out)
+    assert len(summary) == SCORE_WIDE
+    assert sampled[0] == "group" and set(MONTE_CARLO_HEADLINE) < set(sampled)
+    assert {"rows", "dependency broken", "mean avoidable cva"} <= set(sampled) - set(MONTE_CARLO_HEADLINE)
+    # --columns names the summary's columns; the Monte Carlo table keeps its headline
+    code, out, err = run(*args, "--columns", "safe")
+    assert code == 0, err
+    assert _markdown_headers(out) == [["group", "safe"], ["group", *MONTE_CARLO_HEADLINE]]

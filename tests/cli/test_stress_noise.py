@@ -12,7 +12,9 @@ from stress_helpers import small_suite, table
 from peakopt.campaign.noise_run import NoiseRun
 from peakopt.campaign.store import read_score_rows
 from peakopt.campaign.stress import Settings
+from peakopt.instances import load
 from peakopt.oracle import ScoreRow
+from peakopt.oracle.uncertain.literature import draw_literature
 from peakopt.oracle.uncertain.scenarios import Noise
 
 SAMPLES = 6
@@ -144,6 +146,10 @@ def test_executing_the_plans_adds_the_optimum_and_enforced_breaks_no_dependency(
         ["--noise", "-0.1"],
         ["--noise", "0.1", "--execute", "sideways"],
         ["--noise", "0.1", "--search", "3"],
+        ["--distribution", "Exp", "--noise", "0.1"],
+        ["--distribution", "Exp", "--noise-demand", "0.1"],
+        ["--distribution", "normal"],
+        ["--distribution", "U2", "--search", "3"],
     ],
 )
 def test_usage_errors(tmp_path: Path, suite: Path, args: list[str]) -> None:
@@ -160,3 +166,40 @@ def test_executing_a_plan_as_pos_adds_its_flow_edges_and_stays_safe(tmp_path: Pa
     assert {k[2] for k in found} == {"admission", "serial", "optimum", "robust"}
     for row in found.values():  # every plan there is safe at its peaks: its POS is safe under any durations
         assert row.valid and row.monte_carlo is not None and row.monte_carlo.safe_rate == 1.0, row.reasons
+
+
+def test_a_literature_distribution_draws_the_campaigns_scenarios(tmp_path: Path, suite: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    code, _, err = stress(suite, db, "--distribution", "Exp")
+    assert code == 0, err
+    found = list(read_score_rows(db))
+    assert {r.source for r in found} == {"admission", "serial", "robust"}
+    assert {(r.labels["distribution"], r.labels["noise"], r.labels["execute"]) for r in found} == {
+        ("Exp", "varies", "online")
+    }
+    # the Monte Carlo figures are over the protocol's own scenarios: serial, online, starts each
+    # step when the one before ends, so it ends at the sum of the scenario's durations
+    settings = Settings(seed=0, noise=NoiseRun(None, samples=SAMPLES, distribution="Exp"))
+    workflows = {w.id: w for w in load(suite).workflows}
+    for row in (r for r in found if r.source == "serial"):
+        assert row.workflow is not None and row.monte_carlo is not None
+        assert settings.noise is not None
+        drawn = settings.noise.draw(workflows[row.workflow], settings.seed)
+        assert drawn.lengths == draw_literature(workflows[row.workflow], SAMPLES, "Exp", seed=0).lengths
+        assert row.monte_carlo.mean_makespan == pytest.approx(sum(map(sum, drawn.lengths)) / SAMPLES)
+        assert row.monte_carlo.gap is None or row.monte_carlo.gap >= 0
+    # another distribution is another campaign: other keys, nothing resumed
+    code, _, err = stress(suite, db, "--distribution", "U2")
+    assert code == 0, err
+    assert "resuming" not in err
+    assert {r.labels["distribution"] for r in read_score_rows(db)} == {"Exp", "U2"}
+
+
+def test_a_duration_the_distribution_does_not_take_is_one_error_line(tmp_path: Path, suite: Path) -> None:
+    # the generated suite's durations are under one time unit: U1 (d ± √d) would draw below zero
+    db = tmp_path / "r.sqlite"
+    code, out, err = stress(suite, db, "--distribution", "U1")
+    assert code == 1 and out == ""
+    [line] = [line for line in err.splitlines() if line.startswith("Error:")]
+    assert "U1 is not defined for duration" in line and "task '" in line, err
+    assert "Traceback" not in err and not db.exists()  # refused before the store was made
