@@ -146,6 +146,17 @@ def run_one(
     assert run.makespan >= best.lower - 1e-6, f"{solver}'s makespan of {name} below the best known bound"
 
 
+def read_runs(psplib: PsplibSet, path: Path) -> Runs:
+    """The runs a ``PEAKOPT_BENCH_LOG`` file of ``psplib`` holds (a later run of the same one wins)."""
+    runs: Runs = {}
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            r = json.loads(line)
+            run = Run(r["status"], r["makespan"], r["bound"], r["seconds"])
+            runs.setdefault((psplib.name, r["solver"], float(r["limit"])), {})[r["instance"]] = run
+    return runs
+
+
 @dataclass(frozen=True)
 class Figures:
     """One solver's figures on a group of instances."""
