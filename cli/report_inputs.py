@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from peakopt.cli.common import warn
+from peakopt.cli.messages import plural
 from peakopt.cli.score_files import load_references, read_scores, scope_pairs
 from peakopt.cli.targets import Scopes
 from peakopt.instances import InputError
@@ -271,7 +272,8 @@ def floor_caption(trivial: Trivial) -> str:
     """What the floor's table shows, in one sentence."""
     found = trivial.floor
     return (
-        f"The trivial answers on the {found.pairs} pairs the inputs answer, scored by the same oracle: "
+        f"The trivial answers on the {plural(found.pairs, 'pair')} the inputs answer, "
+        "scored by the same oracle: "
         f"{found.trivial} solved optimally by one of them, {len(found.hard)} in the hard split "
         "(--split hard)."
     )
