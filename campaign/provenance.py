@@ -82,6 +82,8 @@ class Provenance:
         How many times each sample was run (a log).
     task, arguments
         The Inspect task with its version, and its arguments (a log).
+    command
+        The ``inspect eval`` command that runs the log's evaluation again (a log).
     created
         When it was made (ISO 8601, UTC): the log's start, the store's last result, the
         file's modification time.
@@ -102,6 +104,7 @@ class Provenance:
     epochs: int | None = None
     task: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    command: str | None = None
     created: str | None = None
     peakopt: str | None = None
     oracle: str | None = None
@@ -131,6 +134,8 @@ class Provenance:
         if self.task is not None:
             shown["task"] = self.task
             shown["arguments"] = json.dumps(dict(self.arguments), sort_keys=True, default=str)
+        if self.command is not None:
+            shown["command"] = self.command
         shown |= {
             "created": self.created or UNRECORDED,
             "peakopt": self.peakopt or UNRECORDED,

@@ -11,7 +11,8 @@ import click
 
 from peakopt.campaign.ranges import COUNT_OR_NONE
 from peakopt.cli.common import warn
-from peakopt.cli.exports import check_export, format_option
+from peakopt.cli.eval_report import EVAL_REPORT, check_logs, eval_report, report_format_option
+from peakopt.cli.exports import check_export
 from peakopt.cli.messages import note, plural, quiet_option, wrote
 from peakopt.cli.options import check_by, grouped, split_option
 from peakopt.cli.outputs import REPLACES, claim
@@ -107,7 +108,7 @@ given_group = grouped(
     "needs each input's suite and references (a log's task names them, a store holds them; "
     "--suite and --reference for a scores file)"
 )
-@format_option
+@report_format_option
 @shown_group(column_names)
 @fail_on_option
 @click.option(
@@ -173,7 +174,11 @@ def report(
     names. A store is opened read-only and never written. --fail-on makes
     the command exit 1 when a group of the summary crosses a threshold (for CI).
 
-    --table-format md|latex prints the tables on stdout as Markdown or LaTeX.
+    --table-format md|latex prints the tables on stdout as Markdown or LaTeX;
+    --table-format eval-report prints Inspect logs' Evaluation Report section
+    (an eval README's: per log its model, solver, split, samples, efficiency
+    with its interval, safe and valid rates and date, best first, then the
+    exact inspect eval commands and the code that judged them).
 
     Example: peakopt report gpt.eval claude.eval -o report.html
     """
@@ -189,6 +194,8 @@ def report(
     # the --suite and --reference inputs are read (and the references checked) before anything is printed
     drawn = drawing_inputs(given.suites, given.reference_path)
     inputs = [_with_suite(found, drawn) for found in read_inputs(paths, strict, drawn)]
+    if table_format == EVAL_REPORT:
+        check_logs(inputs)
     trivial = trivial_answers(inputs)
     inputs = split_rows(inputs, trivial, split)
     if split == "hard":
@@ -209,9 +216,12 @@ def report(
     inputs_table = fields_table("inputs", Cells(made_line(facts), provenance))
     if trivial is None:
         note(NO_FLOOR)
-    show_summaries(
-        found, as_json, as_csv, title, rows, table_format, ranked, shown, floor_table, [inputs_table]
-    )
+    if table_format == EVAL_REPORT:
+        click.echo(eval_report(inputs, facts), nl=False)
+    else:
+        show_summaries(
+            found, as_json, as_csv, title, rows, table_format, ranked, shown, floor_table, [inputs_table]
+        )
     if as_json:  # the last document: the report's provenance, and each input's
         click.echo(json.dumps(facts | {"inputs": [i.provenance.data() for i in inputs]}, default=str))
     if out is not None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from peakopt.campaign.provenance import Provenance, row_facts
+from peakopt.evals.command_line import inspect_command, solver_named
 from peakopt.instances.errors import InputError
 from peakopt.instances.records import Record, read_references
 from peakopt.models import SolveResult
@@ -97,6 +98,11 @@ class Log:
         The task's arguments (``-T``), as Inspect recorded them.
     epochs
         How many times each sample was to run.
+    command
+        The ``inspect eval`` command that runs it again
+        (:func:`~peakopt.evals.command_line.inspect_command`).
+    solver
+        The solver that replaced the task's own, with its arguments; None: the model answered.
     """
 
     path: Path
@@ -112,6 +118,8 @@ class Log:
     version: int | str = 0
     arguments: dict[str, Any] = field(default_factory=dict)
     epochs: int = 1
+    command: str = ""
+    solver: str | None = None
 
     def require(self, kind: str) -> None:
         """Refuse a log that is not of the task ``kind`` (``schedule``, ``plan``), saying what it is.
@@ -226,6 +234,8 @@ def read_log(path: str | Path) -> Log:
         log.eval.task_version,
         dict(log.eval.task_args or {}),
         log.eval.config.epochs or 1,
+        inspect_command(log.eval),
+        solver_named(log.eval),
     )
 
 
@@ -349,6 +359,7 @@ def log_provenance(log: Log, rows: Sequence[ScoreRow]) -> Provenance:
         epochs=log.epochs,
         task=f"{log.task} (version {log.version})",
         arguments=log.arguments,
+        command=log.command or None,
         created=log.created or None,
         peakopt=_text(log.metadata.get("peakopt")),
         oracle=_text(log.metadata.get("oracle")),
