@@ -72,11 +72,22 @@ def peakopt(workflow: Workflow, machine: Machine, time_limit: float, workers: in
     return Run(result.status, result.makespan, result.lower_bound, result.seconds)
 
 
-def textbook(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:
-    """The plain CP-SAT model, integer data (PSPLIB), built and solved."""
-    began = time.perf_counter()
+@dataclass(frozen=True)
+class Textbook:
+    """The plain CP-SAT model of an instance: start variables and the makespan, by task id."""
+
+    model: cp_model.CpModel
+    starts: dict[str, cp_model.IntVar]
+    makespan: cp_model.IntVar
+
+
+def textbook_model(workflow: Workflow, machine: Machine, horizon: int | None = None) -> Textbook:
+    """Interval + cumulative + precedence + makespan, integer data (PSPLIB), ending by ``horizon``.
+
+    Without a horizon, the sum of the lengths (every schedule without idle time fits).
+    """
     model = cp_model.CpModel()
-    horizon = int(sum(t.length for t in workflow.tasks))
+    horizon = int(sum(t.length for t in workflow.tasks)) if horizon is None else horizon
     starts, ends, intervals = {}, {}, {}
     for task in workflow.tasks:
         starts[task.id] = model.new_int_var(0, horizon, f"s{task.id}")
@@ -90,11 +101,18 @@ def textbook(workflow: Workflow, machine: Machine, time_limit: float, workers: i
         model.add(starts[succ] >= ends[pred])
     makespan = model.new_int_var(0, horizon, "makespan")
     model.add_max_equality(makespan, list(ends.values()))
-    model.minimize(makespan)
+    return Textbook(model, starts, makespan)
+
+
+def textbook(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:
+    """The plain CP-SAT model, integer data (PSPLIB), built and solved."""
+    began = time.perf_counter()
+    plain = textbook_model(workflow, machine)
+    plain.model.minimize(plain.makespan)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.max_time_in_seconds = time_limit
-    status = solver.solve(model)
+    status = solver.solve(plain.model)
     found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
     return Run(
         solver.status_name(status).lower(),
