@@ -4,7 +4,9 @@ Per open instance (best known lower bound below the best known makespan,
 ``derived_best_bounds.csv``), :func:`frontier.frontier` asks the question for a
 fixed budget (:data:`BUDGET`: 30 s on j90, 10 s on j120; two provers, one
 worker each). An infeasible answer is a lower bound above the best known one:
-it is re-checked by the textbook CP-SAT model, another formulation, given
+the question is then asked one higher, and again, while the answer is
+infeasible (each within the budget; ``climb`` in the log), and the highest
+infeasible one re-checked by the textbook CP-SAT model, another formulation, given
 :data:`CONFIRM` times the budget on 2 workers, on the instance and else on its
 reversal (``frontier.reversed_instance``). A feasible answer is a makespan
 below the best known one: its schedule is re-checked by the oracle. Neither is
@@ -49,14 +51,26 @@ def test_frontier(benchmark: BenchmarkFixture, psplib: str, name: str) -> None:
         frontier, args=(workflow, machine, best.lower, BUDGET[psplib]), rounds=1
     )
     confirmed: str | bool | None = None  # how a second method confirmed the answer, False if it did not
+    bound: int | None = None  # the proven lower bound, when above the best known
+    climb: list[list[object]] = []
     if answer.answer == "feasible":
         assert answer.starts is not None
         accepted = confirmed_schedule(workflow, machine, answer.starts, best.lower)
         assert accepted, f"the schedule of {name} ending by {best.lower} is not one the oracle accepts"
         confirmed = "oracle"
     elif answer.answer == "infeasible":
+        # climb: ask one higher while the answer is infeasible, below the best known makespan
+        proven = best.lower
+        while proven + 1 < best.upper:
+            step = frontier(workflow, machine, proven + 1, BUDGET[psplib])
+            climb.append([proven + 1, step.answer, step.how, step.seconds])
+            if step.answer != "infeasible":
+                break
+            proven += 1
+        bound = proven + 1
+        assert bound <= best.upper, f"{name}: a lower bound above the best known makespan"
         seconds = CONFIRM * BUDGET[psplib]
-        confirmed = confirmed_infeasible(workflow, machine, best.lower, seconds, WORKERS) or False
+        confirmed = confirmed_infeasible(workflow, machine, proven, seconds, WORKERS) or False
     path = os.environ.get("PEAKOPT_BENCH_LOG")
     if path:
         row = {
@@ -67,6 +81,8 @@ def test_frontier(benchmark: BenchmarkFixture, psplib: str, name: str) -> None:
             "answer": answer.answer,
             "how": answer.how,
             "seconds": answer.seconds,
+            "bound": bound,
+            "climb": climb,
             "confirmed": confirmed,
         }
         with Path(path).open("a", encoding="utf-8") as log:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from paths import ROOT
 from psplib_sets import PsplibSet, figures, read_runs
 
-RESULTS = sorted((ROOT / "docs" / "results").glob("j120-*.jsonl"))
+RESULTS_DIR = ROOT / "docs" / "results"
+RESULTS = sorted(RESULTS_DIR.glob("j120-*.jsonl"))
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.name)
@@ -49,3 +51,56 @@ def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
     assert f"**{mine.deviation:.2f} %**" in row and f"**{plain.deviation:.2f} %**" in row
     assert f"ratio **{mine.deviation / plain.deviation:.2f}**" in row
     assert f"{mine.proven} proven optimal against {plain.proven}" in row
+
+
+def test_the_frontier_run_asked_every_open_instance_once_and_the_docs_quote_it() -> None:
+    """``docs/results/frontier.jsonl``, the new-bound attempt of ``benchmarks/test_psplib_frontier.py``."""
+    from test_psplib_frontier import BUDGET, SETS
+
+    rows = [
+        json.loads(line) for line in (RESULTS_DIR / "frontier.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    for name, psplib in SETS.items():
+        best = psplib.best()
+        asked = [r for r in rows if r["set"] == name]
+        assert sorted(r["instance"] for r in asked) == sorted(n for n, b in best.items() if not b.closed)
+        for r in asked:
+            assert r["target"] == best[r["instance"]].lower and r["limit"] == BUDGET[name]
+            assert r["answer"] in ("infeasible", "feasible", "unknown")
+            assert (r["confirmed"] is None) == (r["answer"] == "unknown")
+    for r in rows:
+        b = SETS[r["set"]].best()[r["instance"]]
+        if r["answer"] == "infeasible":
+            climbed = [target for target, answer, _, _ in r["climb"]]
+            assert climbed == list(range(r["target"] + 1, r["target"] + 1 + len(climbed)))
+            proven = [r["target"], *(target for target, answer, _, _ in r["climb"] if answer == "infeasible")]
+            assert r["bound"] == max(proven) + 1 and b.lower < r["bound"] <= b.upper
+        else:
+            assert r["bound"] is None and r["climb"] == []
+    new = [r for r in rows if r["confirmed"]]
+    # the makespan side, as the docs say: no kept j120 run found a makespan below the best known one
+    j120 = SETS["j120"].best()
+    for path in RESULTS:
+        runs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        assert all(r["makespan"] >= j120[r["instance"]].upper for r in runs), path.name
+    solver = (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")
+    row = next(line for line in solver.splitlines() if line.startswith("| New best known bounds"))
+    assert f"{len(rows)} open instances" in row
+    assert f"**{len(new)} new best known bound{'' if len(new) == 1 else 's'}**" in row
+
+
+def _new_bounds() -> list[dict[str, object]]:
+    rows = (RESULTS_DIR / "frontier.jsonl").read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, rows) if r["answer"] == "infeasible" and r["confirmed"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", _new_bounds(), ids=lambda r: f"{r['instance']}>={r['bound']}")
+def test_every_new_lower_bound_is_proven_again_by_the_textbook_model(row: dict[str, Any]) -> None:
+    """The textbook model, not peakopt's, finds no schedule ending one below each new bound."""
+    from frontier import confirmed_infeasible, reversed_instance
+    from test_psplib_frontier import SETS
+
+    workflow, machine = SETS[row["set"]].instance(row["instance"])
+    instance = reversed_instance(workflow) if row["confirmed"] == "textbook-reversed" else workflow
+    assert confirmed_infeasible(instance, machine, row["bound"] - 1, 120.0, 2) == "textbook"
