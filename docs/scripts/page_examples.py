@@ -11,7 +11,8 @@ print, written by this script rather than by hand: ``python docs/scripts/page_ex
 runs every page that has such a block and writes the output under each ``$`` line; the test
 fails while a page shows anything else. ``<!-- output: generated, figures vary -->`` marks
 output with timings or measurements: the test then compares it with every number masked
-(the words, the columns and the lines must match). Progress bars are left out, trailing spaces
+(the words, the columns and the lines must match; lines stamped within 50 ms of each other,
+as ``peakopt run`` prints simultaneous events, in either order). Progress bars are left out, trailing spaces
 stripped, and the commands print at a width of ``COLUMNS`` (100).
 
 Usage: ``python docs/scripts/page_examples.py [--check] [PAGE.md ...]`` (default: every page
@@ -142,6 +143,32 @@ def masked(lines: list[str]) -> list[str]:
     return found
 
 
+#: A line that starts with a time in seconds, as ``peakopt run`` prints its events.
+STAMPED = re.compile(r"^\s*(\d+\.\d+)s (.*)$")
+#: Events this close (seconds) count as simultaneous: they may print in either order.
+SIMULTANEOUS = 0.05
+
+
+def in_time_order(lines: list[str]) -> list[str]:
+    """``lines`` with each run of simultaneous time-stamped lines sorted by what they say.
+
+    Two steps that end together print in the order their processes happen to be reaped;
+    only the order of events apart in time is part of what a page shows.
+    """
+    found: list[str] = []
+    run: list[tuple[float, str, str]] = []
+    for line in [*lines, ""]:
+        stamp = STAMPED.match(line)
+        if stamp and run and float(stamp.group(1)) - run[0][0] < SIMULTANEOUS:
+            run.append((float(stamp.group(1)), stamp.group(2), line))
+            continue
+        found.extend(line for _, _, line in sorted(run, key=lambda event: event[1]))
+        run = [(float(stamp.group(1)), stamp.group(2), line)] if stamp else []
+        if not stamp:
+            found.append(line)
+    return found[:-1]
+
+
 def rendered(ran: list[tuple[str, list[str]]]) -> str:
     """A console block's text: each command and what it printed."""
     return "".join(f"$ {command}\n" + "".join(f"{line}\n" for line in output) for command, output in ran)
@@ -194,7 +221,8 @@ def check_generated(page: Path, block: Block, text: str) -> None:
     """Fail when a marked block shows other than what its commands printed."""
     hint = f"{where(page, block)} is stale: run python docs/scripts/page_examples.py {name(page)}"
     if block.generated == "vary":
-        assert masked(block.text.splitlines()) == masked(text.splitlines()), f"{hint}\n--- printed:\n{text}"
+        shown, printed = (masked(in_time_order(t.splitlines())) for t in (block.text, text))
+        assert shown == printed, f"{hint}\n--- printed:\n{text}"
     else:
         assert block.text == text, f"{hint}\n--- printed:\n{text}"
 

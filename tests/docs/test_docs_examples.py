@@ -149,6 +149,30 @@ def test_generated_output_is_compared_with_its_numbers_masked_only_when_marked_s
     assert examples.masked(["a 1"]) != examples.masked(["b 1"])
 
 
+def test_events_printed_at_the_same_time_may_come_in_either_order() -> None:
+    # `peakopt run` prints two steps that end together in the order their processes are reaped
+    shown = [
+        "3.010s done index",
+        "4.016s done embed",
+        "4.017s done summarize",
+        "5.024s done report",
+    ]
+    printed = [
+        "   3.034s done index",
+        "   4.050s done summarize",
+        "   4.050s done embed",
+        "   5.069s done report",
+    ]
+    assert examples.masked(examples.in_time_order(shown)) == examples.masked(examples.in_time_order(printed))
+    later = [
+        "   3.034s done index",
+        "   5.069s done report",
+        "   5.120s done embed",
+        "   6.2s done summarize",
+    ]
+    assert examples.masked(examples.in_time_order(shown)) != examples.masked(examples.in_time_order(later))
+
+
 def run_page(page: Path, folder: Path) -> str | None:
     """Run a page's examples in a fresh folder; the first failure's message, or None."""
     try:
