@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ortools.sat.python import cp_model
+from psplib_sets import PsplibSet
 from solver_baselines import textbook_model
 
 from peakopt.models import Machine, Schedule, Workflow
@@ -42,6 +43,9 @@ from peakopt.solver.feasibility import to_seconds
 from peakopt.solver.milp import build as milp_model
 from peakopt.solver.scaling import IntegerProblem, scale
 
+#: The sets whose open instances are asked, and the seconds per instance for the question.
+SETS = {"j90": PsplibSet("j90"), "j120": PsplibSet("j120")}
+BUDGET = {"j90": 30.0, "j120": 10.0}
 #: The provers of the question, one worker each.
 PROVERS: tuple[Prover, ...] = ("forward", "mirrored")
 

@@ -2,7 +2,7 @@
 
 Per open instance (best known lower bound below the best known makespan,
 ``derived_best_bounds.csv``), :func:`frontier.frontier` asks the question for a
-fixed budget (:data:`BUDGET`: 30 s on j90, 10 s on j120; two provers, one
+fixed budget (``frontier.BUDGET``: 30 s on j90, 10 s on j120; two provers, one
 worker each). An infeasible answer is a lower bound above the best known one:
 the question is then asked one higher, and again, while the answer is
 infeasible (each within the budget; ``climb`` in the log), and the highest
@@ -26,13 +26,10 @@ import os
 from pathlib import Path
 
 import pytest
-from frontier import Answer, confirmed_infeasible, confirmed_schedule, frontier
-from psplib_sets import WORKERS, PsplibSet
+from frontier import BUDGET, SETS, Answer, confirmed_infeasible, confirmed_schedule, frontier
+from psplib_sets import WORKERS
 from pytest_benchmark.fixture import BenchmarkFixture
 
-SETS = {"j90": PsplibSet("j90"), "j120": PsplibSet("j120")}
-#: Seconds per instance for the question, per set.
-BUDGET = {"j90": 30.0, "j120": 10.0}
 #: The textbook model's budget to confirm an infeasible answer, as a multiple of the question's.
 CONFIRM = 10
 CHOSEN = [

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from frontier import BUDGET, SETS, confirmed_infeasible, reversed_instance
 from paths import ROOT
 from psplib_sets import PsplibSet, figures, read_runs
 
@@ -55,8 +56,6 @@ def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
 
 def test_the_frontier_run_asked_every_open_instance_once_and_the_docs_quote_it() -> None:
     """``docs/results/frontier.jsonl``, the new-bound attempt of ``benchmarks/test_psplib_frontier.py``."""
-    from test_psplib_frontier import BUDGET, SETS
-
     rows = [
         json.loads(line) for line in (RESULTS_DIR / "frontier.jsonl").read_text(encoding="utf-8").splitlines()
     ]
@@ -98,9 +97,6 @@ def _new_bounds() -> list[dict[str, object]]:
 @pytest.mark.parametrize("row", _new_bounds(), ids=lambda r: f"{r['instance']}>={r['bound']}")
 def test_every_new_lower_bound_is_proven_again_by_the_textbook_model(row: dict[str, Any]) -> None:
     """The textbook model, not peakopt's, finds no schedule ending one below each new bound."""
-    from frontier import confirmed_infeasible, reversed_instance
-    from test_psplib_frontier import SETS
-
     workflow, machine = SETS[row["set"]].instance(row["instance"])
     instance = reversed_instance(workflow) if row["confirmed"] == "textbook-reversed" else workflow
     assert confirmed_infeasible(instance, machine, row["bound"] - 1, 120.0, 2) == "textbook"
