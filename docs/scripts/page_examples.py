@@ -12,8 +12,8 @@ runs every page that has such a block and writes the output under each ``$`` lin
 fails while a page shows anything else. ``<!-- output: generated, figures vary -->`` marks
 output with timings or measurements: the test then compares it with every number masked
 (the words, the columns and the lines must match; lines stamped within 50 ms of each other,
-as ``peakopt run`` prints simultaneous events, in either order). Progress bars are left out, trailing spaces
-stripped, and the commands print at a width of ``COLUMNS`` (100).
+as ``peakopt run`` prints simultaneous events, in either order). Progress bars are left out,
+trailing spaces stripped, and the commands print at a width of ``COLUMNS`` (100).
 
 Usage: ``python docs/scripts/page_examples.py [--check] [PAGE.md ...]`` (default: every page
 with a generated block); ``--check`` writes nothing and exits 1 when a page is stale.
@@ -159,7 +159,7 @@ def in_time_order(lines: list[str]) -> list[str]:
     run: list[tuple[float, str, str]] = []
     for line in [*lines, ""]:
         stamp = STAMPED.match(line)
-        if stamp and run and float(stamp.group(1)) - run[0][0] < SIMULTANEOUS:
+        if stamp and run and abs(float(stamp.group(1)) - run[0][0]) < SIMULTANEOUS:
             run.append((float(stamp.group(1)), stamp.group(2), line))
             continue
         found.extend(line for _, _, line in sorted(run, key=lambda event: event[1]))

@@ -19,9 +19,12 @@ import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from docs_scripts import page_examples
+from hypothesis import given
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from paths import ROOT
 
@@ -171,6 +174,29 @@ def test_events_printed_at_the_same_time_may_come_in_either_order() -> None:
         "   6.2s done summarize",
     ]
     assert examples.masked(examples.in_time_order(shown)) != examples.masked(examples.in_time_order(later))
+
+
+@given(
+    gaps=st.lists(st.sampled_from([0.0, 0.01, 0.2, 1.5]), min_size=1, max_size=8),
+    order=st.randoms(use_true_random=False),
+)
+def test_only_the_order_of_events_apart_in_time_is_compared(gaps: list[float], order: Any) -> None:
+    # any shape of trace: events at random gaps, simultaneous ones (gap < 50 ms) shuffled among themselves
+    times = [sum(gaps[: i + 1]) for i in range(len(gaps))]
+    lines = [f"{t:.3f}s done step{i}" for i, t in enumerate(times)]
+    groups: list[list[str]] = []
+    for i, line in enumerate(lines):
+        if groups and times[i] - float(groups[-1][0].split("s ")[0]) < examples.SIMULTANEOUS:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    shuffled = [line for group in groups for line in order.sample(group, len(group))]
+    assert examples.in_time_order(shuffled) == examples.in_time_order(lines)
+    apart = [i for i in range(1, len(lines)) if gaps[i] > 0.1]
+    if apart:  # two events apart in time swapped: the order differs
+        i = apart[0]
+        swapped = [*lines[: i - 1], lines[i], lines[i - 1], *lines[i + 1 :]]
+        assert examples.in_time_order(swapped) != examples.in_time_order(lines)
 
 
 def run_page(page: Path, folder: Path) -> str | None:
