@@ -23,7 +23,8 @@ Select with environment variables:
   own records).
 
 Run with ``python -m pytest benchmarks/test_stochastic_protocol.py -s``: 235 s on the shared 2-core
-machine (load about 2) for the default selection; the figures are in ``docs/stochastic.md``.
+machine (load about 2) for the default selection, 1,197 s on a quiet one for ``PEAKOPT_STOCH=all``;
+the figures are in ``docs/stochastic.md``.
 """
 
 from __future__ import annotations
