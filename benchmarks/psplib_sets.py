@@ -22,7 +22,7 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 from paths import SHARED, select_names
@@ -31,8 +31,11 @@ from solver_baselines import Run, peakopt, textbook
 
 from peakopt.instances import load
 from peakopt.models import Machine, Workflow
+from peakopt.solver.cpsat import CpsatOptions, Prover
 
 SOLVERS = ("peakopt", "textbook")
+#: The provers from below measured beside the genetic algorithm against the default one.
+PROVERS_FROM_BELOW: tuple[Prover, ...] = ("lower", "lower-mirrored")
 WORKERS = 2
 #: Instance numbers (within a parameter set) of the tuning half; the rest are the report half.
 TUNING = frozenset(range(1, 6))
@@ -121,6 +124,11 @@ def _best_bounds(folder: Path) -> dict[str, Best]:
 BASELINES: dict[str, Callable[[Workflow, Machine, float, int], Run]] = {
     "peakopt": peakopt,
     "textbook": textbook,
+    # peakopt with another prover beside the genetic algorithm (benchmarks/test_genetic_prover.py)
+    **{
+        f"peakopt-{prover}": partial(peakopt, options=CpsatOptions(genetic_prover=prover))
+        for prover in PROVERS_FROM_BELOW
+    },
 }
 
 #: (set, solver, limit) -> instance -> run, filled by :func:`run_one` and read by :func:`tables`.
@@ -184,12 +192,14 @@ def figures(psplib: PsplibSet, runs: dict[str, Run], names: list[str]) -> Figure
     )
 
 
-def tables(psplib: PsplibSet, runs: Runs, limit: float) -> dict[str, Figures]:
+def tables(
+    psplib: PsplibSet, runs: Runs, limit: float, solvers: tuple[str, ...] = SOLVERS
+) -> dict[str, Figures]:
     """Print each solver's figures at ``limit`` on the instances all solvers ran, in all and per half.
 
     Returns the figures on all of them, by solver.
     """
-    keys = [(psplib.name, s, limit) for s in SOLVERS]
+    keys = [(psplib.name, s, limit) for s in solvers]
     names = psplib.ordered(n for n in runs.get(keys[0], {}) if all(n in runs.get(k, {}) for k in keys))
     groups = {
         "all": names,
@@ -198,7 +208,7 @@ def tables(psplib: PsplibSet, runs: Runs, limit: float) -> dict[str, Figures]:
         "open": [n for n in names if not psplib.best()[n].closed],
     }
     totals = {}
-    for solver, key in zip(SOLVERS, keys, strict=True):
+    for solver, key in zip(solvers, keys, strict=True):
         for group, chosen in groups.items():
             if not chosen:
                 continue

@@ -20,6 +20,7 @@ from solver_helpers import assert_safe
 from peakopt.instances import load
 from peakopt.models import Machine, Task, Workflow
 from peakopt.solver import solve
+from peakopt.solver.cpsat import CpsatOptions
 
 #: The j30 instances the textbook model finds hardest (measured: over 1 s, or unproven in 20 s).
 J30_HARD = [
@@ -65,9 +66,11 @@ def j30_instance(name: str) -> tuple[Workflow, Machine]:
     return suite.workflows[0], suite.machines[0]
 
 
-def peakopt(workflow: Workflow, machine: Machine, time_limit: float, workers: int) -> Run:
+def peakopt(
+    workflow: Workflow, machine: Machine, time_limit: float, workers: int, options: CpsatOptions | None = None
+) -> Run:
     """peakopt's ``solve``, its schedule checked by the oracle before the run is counted."""
-    result = solve(workflow, machine, time_limit=time_limit, workers=workers)
+    result = solve(workflow, machine, time_limit=time_limit, workers=workers, options=options)
     assert_safe(result, workflow, machine)
     return Run(result.status, result.makespan, result.lower_bound, result.seconds)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from ortools.sat.python import cp_model
 
 from peakopt.solver.conflicts import ConflictStructure
-from peakopt.solver.cpsat import CpsatOptions, Model, Prover, build
+from peakopt.solver.cpsat import MIRRORED, CpsatOptions, Model, Prover, build
 from peakopt.solver.feasibility import end
 from peakopt.solver.scaling import IntegerProblem, mirror
 
@@ -64,7 +64,7 @@ def attempt(
     prover: Prover,
 ) -> Attempt:
     """The decision search ``prover`` for "a schedule ending by ``target``"."""
-    if prover != "mirrored":
+    if prover not in MIRRORED:
         return Attempt(decision_model(problem, target, lower, found, options, solver), solver, list)
     mirrored = mirror(problem)
     model = decision_model(mirrored, target, lower, NOTHING, options, solver)
@@ -77,13 +77,13 @@ def attempt(
 
 
 def usable(problem: IntegerProblem, provers: tuple[Prover, ...]) -> tuple[Prover, ...]:
-    """The provers worth running on ``problem``: the mirrored one only on coarse time grids.
+    """The provers worth running on ``problem``: the mirrored ones only on coarse time grids.
 
     At least the forward one, so that the destructive step always has a search. Not the
-    mirrored one with pins: a release time mirrored is a deadline, which the mirror lacks.
+    mirrored ones with pins: a release time mirrored is a deadline, which the mirror lacks.
     """
     mirrored = problem.coarse and not problem.pinned
-    return tuple(p for p in provers if mirrored or p != "mirrored") or ("forward",)
+    return tuple(p for p in provers if mirrored or p not in MIRRORED) or ("forward",)
 
 
 def starts_of(run: Attempt, status: cp_model.CpSolverStatus) -> list[int] | None:

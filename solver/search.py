@@ -12,7 +12,8 @@ optimising, and the first proof stops the others. With one worker the
 optimiser and a prover take turns (a deterministic budget first, so that runs
 repeat exactly). On mid-sized problems (``CpsatOptions.genetic_from``) the
 genetic algorithm takes one of several workers for the whole search, the
-searches above the others, all sharing one incumbent.
+searches above the others, all sharing one incumbent; there the first prover
+is ``CpsatOptions.genetic_prover``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ortools.sat.python import cp_model
 
 from peakopt.solver.backends import Limits, Outcome, Progress, Request
 from peakopt.solver.conflicts import ConflictStructure, conflict_structure
-from peakopt.solver.cpsat import CpsatOptions, Prover, build
+from peakopt.solver.cpsat import FROM_BELOW, CpsatOptions, Prover, build
 from peakopt.solver.decide import attempt, starts_of, usable
 from peakopt.solver.energetic import Windows
 from peakopt.solver.feasibility import end, feasible
@@ -193,7 +194,7 @@ def target_of(prover: Prover, makespan: int, bound: int) -> int:
     grids (0.01 s ticks) one tick is nothing, so the question is a sixteenth of
     the gap higher, which an infeasible answer raises the bound past.
     """
-    if prover != "lower":
+    if prover not in FROM_BELOW:
         return makespan - 1
     return bound + max(0, makespan - 1 - bound) // 16
 
@@ -201,7 +202,7 @@ def target_of(prover: Prover, makespan: int, bound: int) -> int:
 def destructive(state: SearchState, prover: Prover) -> None:
     """Ask "a schedule ending by the target?" until out of time or done; infeasible raises the bound.
 
-    The provers from above ask UB − 1 (infeasible proves UB), the one from below
+    The provers from above ask UB − 1 (infeasible proves UB), the ones from below
     LB (infeasible raises LB: :func:`target_of`). Energetic reasoning answers
     first when it can (no CP-SAT call).
     """
@@ -225,7 +226,7 @@ def destructive(state: SearchState, prover: Prover) -> None:
         with outcome.lock:
             del outcome.asking[run.solver]
             stale = outcome.makespan <= target
-        name = "lb" if prover == "lower" else "ub-1"
+        name = "lb" if prover in FROM_BELOW else "ub-1"
         note = f"{prover}:{name}={target}:{run.solver.status_name(status).lower()}"
         if status == cp_model.INFEASIBLE:
             outcome.offer(problem, None, target + 1, note)
@@ -266,16 +267,17 @@ def search(
         destructive(state, usable(problem, options.provers)[0])
         return outcome
     # the genetic algorithm takes one worker for the whole search, where it applies
-    workers = limits.workers
+    workers, provers = limits.workers, options.provers
     threads = []
     if options.genetic_from <= problem.size < options.lns_from and not problem.pinned:
         threads.append(_thread(state, genetic))
         workers -= 1
+        provers = (options.genetic_prover, *(p for p in provers if p != options.genetic_prover))
     try:
         # a good incumbent first (the heuristic one would send the provers after stale targets)
         optimise(state, state.solver(_share(options, limits, MIN_OPTIMISE), workers))
         if not outcome.done():
-            _side_by_side(state, workers)
+            _side_by_side(state, workers, provers)
     except BaseException as error:
         outcome.fail(error)  # stops the thread still searching before the error goes up
     _joined(outcome, threads)
@@ -371,13 +373,13 @@ def genetic(state: SearchState) -> None:
     outcome.offer(problem, None, None, "genetic")
 
 
-def _side_by_side(state: SearchState, workers: int) -> None:
+def _side_by_side(state: SearchState, workers: int, provers: tuple[Prover, ...]) -> None:
     """The provers and LNS, one worker each, and the optimiser on the workers left over, until the deadline.
 
     LNS (on problems of at least ``options.lns_from`` tasks) takes the place of the last prover.
     """
-    provers = list(usable(state.problem, state.options.provers)[:workers])
-    jobs: list[tuple[Callable[..., None], *tuple[object, ...]]] = [(destructive, p) for p in provers]
+    usable_provers = usable(state.problem, provers)[:workers]
+    jobs: list[tuple[Callable[..., None], *tuple[object, ...]]] = [(destructive, p) for p in usable_provers]
     if state.problem.size >= state.options.lns_from:
         jobs = [*jobs[: workers - 1], (neighbourhoods,)]
     threads = [_thread(state, phase, *args) for phase, *args in jobs]

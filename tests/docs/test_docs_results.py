@@ -100,3 +100,34 @@ def test_every_new_lower_bound_is_proven_again_by_the_textbook_model(row: dict[s
     workflow, machine = SETS[row["set"]].instance(row["instance"])
     instance = reversed_instance(workflow) if row["confirmed"] == "textbook-reversed" else workflow
     assert confirmed_infeasible(instance, machine, row["bound"] - 1, 120.0, 2) == "textbook"
+
+
+@pytest.mark.parametrize("name", ["j120", "j90"])
+def test_the_docs_quote_the_provers_beside_the_genetic_algorithm(name: str) -> None:
+    """``docs/results/provers-*.jsonl``, ``benchmarks/test_genetic_prover.py``'s runs: safe, and quoted."""
+    psplib = PsplibSet(name)
+    path = RESULTS_DIR / f"provers-{name}-10s.jsonl"
+    best = psplib.best()
+    runs = read_runs(psplib, path)
+    solvers = {solver for _, solver, _ in runs}
+    assert "peakopt" in solvers and len(solvers) >= 2
+    table = (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")
+    everyone = set(runs[(name, "peakopt", 10.0)])
+    for (_, solver, _), chosen in runs.items():
+        assert set(chosen) == everyone, f"{solver} ran other instances than the default"
+        for instance, run in chosen.items():
+            assert run.makespan is not None and run.makespan >= best[instance].lower, (solver, instance)
+            assert run.bound is not None and run.bound <= best[instance].upper, (solver, instance)
+        names = psplib.ordered(chosen)
+        figures_of = [
+            figures(psplib, chosen, [n for n in names if half is None or psplib.half(n) == half])
+            for half in (None, "tune", "report")
+        ]
+        every, tune, report = figures_of
+        prover = "forward" if solver == "peakopt" else solver.removeprefix("peakopt-")
+        row = (
+            f"| {name} | `{prover}` "
+            f"| {every.deviation:.2f} % ({tune.deviation:.2f} / {report.deviation:.2f}) "
+            f"| {every.below:.2f} % ({tune.below:.2f} / {report.below:.2f}) | {every.proven} |"
+        )
+        assert row in table, row

@@ -12,14 +12,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import SHARED
 from solver_helpers import assert_agree, assert_safe, generated, tiny_instances
 
+from peakopt.instances import load
 from peakopt.models import Machine, Workflow
 from peakopt.oracle import evaluate
 from peakopt.solver import solve
 from peakopt.solver.backends import Limits
 from peakopt.solver.conflicts import ConflictStructure
-from peakopt.solver.cpsat import CpsatOptions
+from peakopt.solver.cpsat import CpsatOptions, Prover
 from peakopt.solver.feasibility import end, feasible, serial
 from peakopt.solver.heuristics.arrays import Block, Problem, compile_problem
 from peakopt.solver.heuristics.genetic import Individual, crossover, evolve, improved_starts, swap_neighbours
@@ -131,6 +133,19 @@ def test_solve_runs_it_beside_the_prover_on_a_mid_sized_workflow() -> None:
     result = solve(workflow, machine, time_limit=3, workers=2)
     assert_safe(result, workflow, machine)
     assert "genetic" in result.params["phases"] or result.status == "optimal"
+
+
+@pytest.mark.parametrize("prover", ["lower", "forward"])
+def test_beside_it_the_genetic_prover_asks_and_no_other(prover: Prover) -> None:
+    """With 2 workers the one CP-SAT worker left runs ``genetic_prover`` (from above by default)."""
+    suite = load(SHARED / "psplib" / "j120" / "j1201_1.sm")  # open: 10 s neither proves it
+    workflow, machine = suite.workflows[0], suite.machines[0]
+    options = CpsatOptions(genetic_prover=prover) if prover != "forward" else CpsatOptions()
+    result = solve(workflow, machine, time_limit=3, workers=2, options=options)
+    assert_safe(result, workflow, machine)
+    asked = {note.split(":")[0] for note in result.params["phases"] if ":" in note}
+    assert asked - {"optimise"} == {prover}
+    assert result.lower_bound is not None and result.lower_bound <= 105  # its best known makespan
 
 
 def test_it_keeps_out_of_re_planning() -> None:

@@ -1,4 +1,4 @@
-"""The destructive step's provers: forward and mirrored decision searches prove j30 optima."""
+"""The destructive step's provers: from above and below, forwards and mirrored, they prove j30 optima."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from peakopt.oracle import evaluate
 from peakopt.solver.backends import Limits
 from peakopt.solver.bounds import lower_bound
 from peakopt.solver.conflicts import conflict_structure, greedy_cliques
-from peakopt.solver.cpsat import CpsatOptions, Prover
+from peakopt.solver.cpsat import FROM_BELOW, CpsatOptions, Prover
 from peakopt.solver.decide import usable
 from peakopt.solver.feasibility import end, feasible, to_seconds, to_ticks
 from peakopt.solver.heuristics import best_schedule
@@ -47,12 +47,12 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
         prover,
     )
     assert outcome.makespan == outcome.bound == optimum
-    if prover == "lower":  # from below: a schedule at LB = the optimum, or LB raised to meet the makespan
+    if prover in FROM_BELOW:  # a schedule at LB = the optimum, or LB raised to meet the makespan
         assert outcome.phases[-1] in {
-            f"lower:lb={optimum}:optimal",
-            f"lower:lb={optimum}:feasible",
-            f"lower:lb={optimum - 1}:infeasible",
-            f"lower:energetic={optimum - 1}:infeasible",
+            f"{prover}:lb={optimum}:optimal",
+            f"{prover}:lb={optimum}:feasible",
+            f"{prover}:lb={optimum - 1}:infeasible",
+            f"{prover}:energetic={optimum - 1}:infeasible",
         }
     else:
         assert outcome.phases[-1] == f"{prover}:ub-1={optimum - 1}:infeasible"
@@ -76,3 +76,5 @@ def test_the_mirrored_prover_runs_on_coarse_grids_only() -> None:
     assert usable(coarse, ("mirrored",)) == ("mirrored",)
     assert usable(fine, ("forward", "mirrored")) == ("forward",)
     assert usable(fine, ("mirrored",)) == ("forward",)
+    assert usable(coarse, ("lower", "lower-mirrored")) == ("lower", "lower-mirrored")
+    assert usable(fine, ("lower", "lower-mirrored")) == ("lower",)
