@@ -229,3 +229,28 @@ def outcomes(
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.relative_to(ROOT).as_posix())
 def test_examples_run(page: Path, outcomes: dict[Path, str | None]) -> None:
     assert outcomes[page] is None, outcomes[page]
+
+
+def test_check_counts_a_figures_vary_block_current_when_only_its_figures_differ(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``page_examples.py --check`` judges a "figures vary" block as the docs test does: masked."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- output: generated, figures vary -->\n\n"
+        "```console\n$ peakopt solve x\nsolved in 1.25 s, 3 proven\n```\n",
+        encoding="utf-8",
+    )
+    (marked,) = [b for b in blocks(page) if b.generated]
+
+    def printing(text: str) -> Any:
+        def run(_: Path, __: Path, generated: Any) -> None:
+            generated(page, marked, text)
+
+        return run
+
+    monkeypatch.setattr(examples, "run_page", printing("$ peakopt solve x\nsolved in 0.98 s, 3 proven\n"))
+    assert examples.regenerate(page, check=True)
+    monkeypatch.setattr(examples, "run_page", printing("$ peakopt solve x\nsolved in 0.98 s, none proven\n"))
+    assert not examples.regenerate(page, check=True)
+    assert "1.25 s" in page.read_text(encoding="utf-8")  # --check writes nothing
