@@ -54,6 +54,25 @@ def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
     assert f"{mine.proven} proven optimal against {plain.proven}" in row
 
 
+def test_the_docs_quote_the_60s_figures_of_the_kept_runs() -> None:
+    """The 60 s run is a stratified sample measured in parts: the docs quote all of the file."""
+    j120 = PsplibSet("j120")
+    runs = read_runs(j120, RESULTS_DIR / "j120-60s.jsonl")
+    names = j120.ordered(runs[("j120", "peakopt", 60.0)])
+    assert set(names) <= set(j120.sample(j120.ordered(j120.best()), 2))
+    mine = figures(j120, runs[("j120", "peakopt", 60.0)], names)
+    plain = figures(j120, runs[("j120", "textbook", 60.0)], names)
+    quoted = f"{mine.deviation:.2f} % against {plain.deviation:.2f} %"
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"on {len(names)} of a stratified 120-instance j120 sample so far: {quoted}" in readme
+    solver = (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")
+    row = next(line for line in solver.splitlines() if line.startswith("| PSPLIB j120 at **60 s**"))
+    assert f"**{len(names)}** of the 120-instance stratified sample" in row
+    assert f"**{mine.deviation:.2f} %**" in row and f"**{plain.deviation:.2f} %**" in row
+    assert f"(ratio {mine.deviation / plain.deviation:.2f}" in row
+    assert f"{mine.proven} proven optimal against {plain.proven}" in row
+
+
 def test_the_frontier_run_asked_every_open_instance_once_and_the_docs_quote_it() -> None:
     """``docs/results/frontier.jsonl``, the new-bound attempt of ``benchmarks/test_psplib_frontier.py``."""
     rows = [
