@@ -64,7 +64,7 @@ def test_the_docs_quote_the_60s_figures_of_the_kept_runs() -> None:
     plain = figures(j120, runs[("j120", "textbook", 60.0)], names)
     quoted = f"{mine.deviation:.2f} % against {plain.deviation:.2f} %"
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f"on {len(names)} of a stratified 120-instance j120 sample so far: {quoted}" in readme
+    assert f"on a stratified sample of {len(names)} j120 instances: {quoted}" in readme
     solver = (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")
     row = next(line for line in solver.splitlines() if line.startswith("| PSPLIB j120 at **60 s**"))
     assert f"**{len(names)}** of the 120-instance stratified sample" in row
