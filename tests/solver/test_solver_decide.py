@@ -40,7 +40,8 @@ def test_each_prover_alone_walks_down_to_the_optimum_and_proves_it(prover: Prove
     optimum = j30_optima()[NAME]
     assert end(problem, initial) > optimum  # so the prover has to find better schedules too
     outcome = Shared(initial, end(problem, initial), lower_bound(problem, cliques))
-    limits = Limits(time_limit=60, workers=1, seed=0)
+    # a cap, not a target: 4–6 s on a quiet machine, but one run under full load took over 60 s
+    limits = Limits(time_limit=300, workers=1, seed=0)
     deadline = time.monotonic() + limits.time_limit
     destructive(
         SearchState(problem, outcome, conflict_structure(problem, cliques), limits, CpsatOptions(), deadline),
