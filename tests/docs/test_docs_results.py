@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from frontier import BUDGET, SETS, confirmed_infeasible, reversed_instance
 from paths import ROOT
-from psplib_sets import PsplibSet, figures, read_runs
+from psplib_sets import Figures, PsplibSet, figures, read_runs
 
 RESULTS_DIR = ROOT / "docs" / "results"
 RESULTS = sorted(RESULTS_DIR.glob("j120-*.jsonl"))
@@ -38,17 +38,32 @@ def test_every_kept_run_is_within_the_best_known_bounds(path: Path) -> None:
         assert set(runs[("j120", "peakopt", limit)]) == set(runs[("j120", "textbook", limit)])
 
 
-def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
+def _kept(limit: float) -> tuple[list[str], Figures, Figures]:
+    """The instances of the kept j120 runs at ``limit``, and peakopt's and the textbook's figures on them."""
     j120 = PsplibSet("j120")
-    runs = read_runs(j120, ROOT / "docs" / "results" / "j120-10s.jsonl")
-    names = j120.ordered(runs[("j120", "peakopt", 10.0)])
-    mine = figures(j120, runs[("j120", "peakopt", 10.0)], names)
-    plain = figures(j120, runs[("j120", "textbook", 10.0)], names)
-    quoted = f"{mine.deviation:.2f} % against {plain.deviation:.2f} %"
+    runs = read_runs(j120, RESULTS_DIR / f"j120-{limit:g}s.jsonl")
+    names = j120.ordered(runs[("j120", "peakopt", limit)])
+    mine = figures(j120, runs[("j120", "peakopt", limit)], names)
+    return names, mine, figures(j120, runs[("j120", "textbook", limit)], names)
+
+
+def _quoted(mine: Figures, plain: Figures) -> tuple[str, str]:
+    """How the README quotes two deviations, and the README with its whitespace folded."""
     readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert quoted in readme
+    return f"{mine.deviation:.2f} % against {plain.deviation:.2f} %", readme
+
+
+def _solver_row(start: str) -> str:
+    """The first row of the solver page's results table that starts with ``start``."""
     solver = (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")
-    row = next(line for line in solver.splitlines() if line.startswith("| PSPLIB j120"))
+    return next(line for line in solver.splitlines() if line.startswith(start))
+
+
+def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
+    _, mine, plain = _kept(10.0)
+    quoted, readme = _quoted(mine, plain)
+    assert quoted in readme
+    row = _solver_row("| PSPLIB j120")
     assert f"**{mine.deviation:.2f} %**" in row and f"**{plain.deviation:.2f} %**" in row
     assert f"ratio **{mine.deviation / plain.deviation:.2f}**" in row
     assert f"{mine.proven} proven optimal against {plain.proven}" in row
@@ -56,17 +71,12 @@ def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
 
 def test_the_docs_quote_the_60s_figures_of_the_kept_runs() -> None:
     """The 60 s run is a stratified sample measured in parts: the docs quote all of the file."""
+    names, mine, plain = _kept(60.0)
     j120 = PsplibSet("j120")
-    runs = read_runs(j120, RESULTS_DIR / "j120-60s.jsonl")
-    names = j120.ordered(runs[("j120", "peakopt", 60.0)])
     assert set(names) <= set(j120.sample(j120.ordered(j120.best()), 2))
-    mine = figures(j120, runs[("j120", "peakopt", 60.0)], names)
-    plain = figures(j120, runs[("j120", "textbook", 60.0)], names)
-    quoted = f"{mine.deviation:.2f} % against {plain.deviation:.2f} %"
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    quoted, readme = _quoted(mine, plain)
     assert f"on a stratified sample of {len(names)} j120 instances: {quoted}" in readme
-    solver = (ROOT / "docs" / "solver.md").read_text(encoding="utf-8")
-    row = next(line for line in solver.splitlines() if line.startswith("| PSPLIB j120 at **60 s**"))
+    row = _solver_row("| PSPLIB j120 at **60 s**")
     assert f"**{len(names)}** of the 120-instance stratified sample" in row
     assert f"**{mine.deviation:.2f} %**" in row and f"**{plain.deviation:.2f} %**" in row
     assert f"(ratio {mine.deviation / plain.deviation:.2f}" in row
