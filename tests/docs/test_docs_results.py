@@ -60,13 +60,19 @@ def _solver_row(start: str) -> str:
 
 
 def test_the_docs_quote_the_10s_figures_of_the_kept_runs() -> None:
-    _, mine, plain = _kept(10.0)
+    """The 10 s run covers all of j120, and the row's verdict on the half target is the file's."""
+    names, mine, plain = _kept(10.0)
+    assert len(names) == len(PsplibSet("j120").best())
     quoted, readme = _quoted(mine, plain)
     assert quoted in readme
     row = _solver_row("| PSPLIB j120")
+    assert f"**all {len(names)}** at 10 s" in row
     assert f"**{mine.deviation:.2f} %**" in row and f"**{plain.deviation:.2f} %**" in row
-    assert f"ratio **{mine.deviation / plain.deviation:.2f}**" in row
+    ratio = mine.deviation / plain.deviation
+    assert f"ratio **{ratio:.2f}**, {ratio:.3f}" in row
     assert f"{mine.proven} proven optimal against {plain.proven}" in row
+    verdict = row.split(" | ")[2]
+    assert verdict.startswith("**met") == (ratio <= 0.5) and verdict.startswith("**not met") == (ratio > 0.5)
 
 
 def test_the_docs_quote_the_60s_figures_of_the_kept_runs() -> None:
