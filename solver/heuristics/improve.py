@@ -61,7 +61,8 @@ def backward_forward(
     if serial_only:
         return serial
     parallel = parallel_sgs(problem, positions(order), halt)
-    return serial if problem.makespan(serial) <= problem.makespan(parallel) else parallel
+    # makespans within the slack are one (float sums differ by time unit): serial wins the tie
+    return serial if problem.makespan(serial) <= problem.makespan(parallel) + problem.eps else parallel
 
 
 def improve(
